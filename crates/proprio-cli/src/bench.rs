@@ -1,0 +1,107 @@
+//! `proprio bench`: env-steps/s with random actions, warm-up excluded.
+
+use crate::{CliResult, Failure, input};
+use clap::Args;
+use proprio::serde_json::json;
+use proprio::{VecOptions, episode_rng};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Environment id, e.g. classic/cartpole-v1.
+    #[arg(long)]
+    env: String,
+    /// Envs stepped as one batch.
+    #[arg(long, default_value_t = 4096)]
+    num_envs: usize,
+    /// Timed batch steps (after the warm-up).
+    #[arg(long, default_value_t = 1000)]
+    steps: usize,
+    /// Untimed batch steps before timing.
+    #[arg(long, default_value_t = 50)]
+    warmup: usize,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Seed of the envs and of the random actions.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Config as inline JSON or a JSON file.
+    #[arg(long)]
+    config: Option<String>,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &BenchArgs) -> CliResult {
+    if args.steps == 0 {
+        return Err(Failure("--steps must be at least 1".into()));
+    }
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    if threads == 0 {
+        return Err(Failure("--threads must be at least 1".into()));
+    }
+    let config = input::config(args.config.as_deref())?;
+    let options = VecOptions {
+        threads: Some(threads),
+        ..VecOptions::default()
+    };
+    let mut venv = proprio::make_vec(&args.env, args.num_envs, &config, options)?;
+    let space = venv.spec().action_space.clone();
+    let physics_per_step = f64::from(venv.spec().physics_steps_per_step);
+    let dim = space.flat_dim();
+    let mut actions = vec![0.0; args.num_envs * dim];
+    let mut rng = episode_rng(args.seed, u64::MAX, 0);
+    venv.reset(Some(args.seed), None)?;
+    let mut run = |steps: usize| -> Result<f64, Failure> {
+        let start = Instant::now();
+        for _ in 0..steps {
+            actions
+                .chunks_exact_mut(dim)
+                .for_each(|row| space.sample(&mut rng, row));
+            venv.step(&actions)?;
+        }
+        Ok(start.elapsed().as_secs_f64())
+    };
+    run(args.warmup)?;
+    let seconds = run(args.steps)?;
+    let env_steps = (args.num_envs * args.steps) as f64;
+    let sps = env_steps / seconds;
+    let report = json!({
+        "env": args.env,
+        "backend": "cpu",
+        "num_envs": args.num_envs,
+        "threads": threads,
+        "steps": args.steps,
+        "warmup_steps": args.warmup,
+        "seconds": seconds,
+        "env_steps": env_steps,
+        "env_steps_per_s": sps,
+        "env_steps_per_s_per_core": sps / threads as f64,
+        "physics_steps_per_s": sps * physics_per_step,
+        "physics_steps_per_s_per_core": sps * physics_per_step / threads as f64,
+        "includes": "random action sampling and autoreset",
+    });
+    if args.json {
+        println!("{report}");
+    } else {
+        println!(
+            "{}: {} envs x {} steps on {threads} thread(s) in {seconds:.3} s (warm-up of {} steps excluded)",
+            args.env, args.num_envs, args.steps, args.warmup
+        );
+        println!(
+            "  env steps/s      {:>14.0}   per core {:>14.0}",
+            sps,
+            sps / threads as f64
+        );
+        println!(
+            "  physics steps/s  {:>14.0}   per core {:>14.0}",
+            sps * physics_per_step,
+            sps * physics_per_step / threads as f64
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! Reading what the user hands the CLI: configs, action files, snapshots, output paths.
+
+use crate::Failure;
+use proprio::serde_json::{self, Value};
+use proprio::{Space, State};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// Parses `--config`: inline JSON (`'{"g": 9.81}'`) or the path of a JSON file.
+pub fn config(arg: Option<&str>) -> Result<Value, Failure> {
+    let Some(arg) = arg else {
+        return Ok(Value::Null);
+    };
+    let (text, origin) = if arg.trim_start().starts_with('{') {
+        (arg.to_string(), "--config".to_string())
+    } else {
+        (read(Path::new(arg))?, arg.to_string())
+    };
+    serde_json::from_str(&text).map_err(|e| Failure(format!("{origin}: not valid JSON: {e}")))
+}
+
+fn read(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))
+}
+
+/// Reads a snapshot written by `Env::snapshot` (or a bare `{"state": [...]}`).
+pub fn state(path: &Path) -> Result<State, Failure> {
+    serde_json::from_str(&read(path)?)
+        .map_err(|e| Failure(format!("{}: not a valid state file: {e}", path.display())))
+}
+
+/// Reads an action file: a JSON array with one action per step, a number
+/// (discrete or one-component) or an array of numbers; each is checked against `space`.
+pub fn actions(path: &Path, space: &Space) -> Result<Vec<Vec<f32>>, Failure> {
+    let name = path.display();
+    let doc: Value = serde_json::from_str(&read(path)?)
+        .map_err(|e| Failure(format!("{name}: not valid JSON: {e}")))?;
+    let Value::Array(steps) = doc else {
+        return Err(Failure(format!(
+            "{name}: expected a JSON array with one action per step"
+        )));
+    };
+    steps
+        .iter()
+        .enumerate()
+        .map(|(t, v)| {
+            let action = match v {
+                Value::Array(parts) => parts.iter().map(number).collect::<Option<Vec<f32>>>(),
+                other => number(other).map(|x| vec![x]),
+            }
+            .ok_or_else(|| {
+                Failure(format!(
+                    "{name}: step {t}: {v} is not a number or an array of numbers"
+                ))
+            })?;
+            space.check(&action).map_err(|e| {
+                Failure(format!("{name}: step {t}: invalid action for {space}: {e}"))
+            })?;
+            Ok(action)
+        })
+        .collect()
+}
+
+fn number(v: &Value) -> Option<f32> {
+    v.as_f64().map(|x| x as f32)
+}
+
+/// Opens `--out` for writing, refusing to replace an existing file unless `force`.
+pub fn output(path: Option<&Path>, force: bool) -> Result<Box<dyn Write>, Failure> {
+    match path {
+        None => Ok(Box::new(BufWriter::new(std::io::stdout().lock()))),
+        Some(p) if p.exists() && !force => Err(Failure(format!(
+            "{} already exists; pass --force to overwrite it",
+            p.display()
+        ))),
+        Some(p) => File::create(p)
+            .map(|f| Box::new(BufWriter::new(f)) as Box<dyn Write>)
+            .map_err(|e| Failure(format!("cannot create {}: {e}", p.display()))),
+    }
+}

@@ -1,0 +1,62 @@
+//! `proprio`: list, inspect, roll out and benchmark every registered environment.
+
+mod bench;
+mod catalog;
+mod input;
+mod rollout;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A failed command: printed as one line, exit status 1.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
+impl From<proprio::Error> for Failure {
+    fn from(e: proprio::Error) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// Outcome of a subcommand.
+pub type CliResult = Result<(), Failure>;
+
+#[derive(Parser)]
+#[command(
+    name = "proprio",
+    version,
+    about = "Batched embodied-RL environments: list, inspect, roll out, benchmark."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the registered environments with their spaces.
+    List(catalog::ListArgs),
+    /// Show an environment's spaces, reward, termination and config keys.
+    Info(catalog::InfoArgs),
+    /// Step environments with actions from a file or at random; print JSON lines.
+    Rollout(rollout::RolloutArgs),
+    /// Measure env-steps/s with random actions (warm-up excluded).
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::List(args) => catalog::list(&args),
+        Command::Info(args) => catalog::info(&args),
+        Command::Rollout(args) => rollout::run(&args),
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message)) => {
+            eprintln!("error: {}", message.replace('\n', " "));
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! # proprio-core
+//!
+//! The environment API of Proprio, the crate third-party agents depend on:
+//! [`Space`]s, the single-env [`Env`] and batched [`VecEnv`] traits,
+//! Gymnasium's three [`AutoresetMode`]s, per-(seed, env, episode) seeding,
+//! serialisable snapshots ([`State`]), the [`Registry`] and standard
+//! [`wrappers`]. Env authors implement [`Task`]; [`TaskEnv`] and
+//! [`ThreadedVecEnv`] turn it into single and batched envs.
+//!
+//! Observations and actions are flat `f32` vectors in the encoding of their
+//! space; batched buffers hold N of them back to back.
+
+mod env;
+mod error;
+mod info;
+mod pool;
+mod registry;
+pub mod rng;
+mod space;
+mod task;
+mod threaded;
+mod vec_env;
+pub mod wrappers;
+
+pub use env::{Env, EnvSpec, Phase, ResetOptions, State, Step, Transition};
+pub use error::{ActionError, Error, Result};
+pub use info::Info;
+pub use pool::WorkerPool;
+pub use registry::{EnvEntry, MAX_EPISODE_STEPS, MakeEnv, MakeVecEnv, Registry};
+pub use rng::{EnvRng, episode_rng};
+pub use space::Space;
+pub use task::{NoConfig, Outcome, Task, TaskEnv};
+pub use threaded::{MAX_THREADS, ThreadedVecEnv};
+pub use vec_env::{AutoresetMode, Batch, VecEnv, VecOptions, check_actions_len};
+
+/// Re-exported so env crates and agents use the same versions.
+pub use {rand, serde_json};

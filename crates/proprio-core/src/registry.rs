@@ -1,0 +1,251 @@
+//! The registry: `make("classic/cartpole-v1", config)` for single and batched envs.
+
+use crate::env::{Env, EnvSpec};
+use crate::error::{Error, Result};
+use crate::task::{Task, TaskEnv};
+use crate::threaded::ThreadedVecEnv;
+use crate::vec_env::{VecEnv, VecOptions};
+use crate::wrappers::TimeLimit;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The config key every env accepts: overrides (or, with `null`, removes) the time limit.
+pub const MAX_EPISODE_STEPS: &str = "max_episode_steps";
+
+/// What a registered env declares about itself, independent of config.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvEntry {
+    /// Registry id, `family/name-vN`.
+    pub id: &'static str,
+    /// One line saying what the task is.
+    pub description: &'static str,
+    /// Smallest and largest reward of one step.
+    pub reward_range: (f64, f64),
+    /// Default time limit.
+    pub max_episode_steps: Option<u64>,
+    /// Physics integration steps per env step.
+    pub physics_steps_per_step: u32,
+    /// How the reward is computed.
+    pub reward: &'static str,
+    /// When an episode terminates or truncates.
+    pub termination: &'static str,
+    /// How out-of-bounds continuous actions are treated.
+    pub action_handling: &'static str,
+}
+
+/// Builds one env from a config object.
+pub type MakeEnv = Box<dyn Fn(&Value) -> Result<Box<dyn Env>> + Send + Sync>;
+/// Builds a batch of envs from a config object.
+pub type MakeVecEnv =
+    Box<dyn Fn(&Value, usize, VecOptions) -> Result<Box<dyn VecEnv>> + Send + Sync>;
+
+struct Registered {
+    entry: EnvEntry,
+    default_config: Value,
+    make: MakeEnv,
+    make_vec: MakeVecEnv,
+}
+
+/// All known envs, by id.
+#[derive(Default)]
+pub struct Registry {
+    envs: BTreeMap<&'static str, Registered>,
+}
+
+/// Splits the generic `max_episode_steps` key off a user config.
+fn split_config(
+    id: &str,
+    config: &Value,
+    default_limit: Option<u64>,
+) -> Result<(Value, Option<u64>)> {
+    let mut map = match config {
+        Value::Null => Map::new(),
+        Value::Object(map) => map.clone(),
+        other => {
+            return Err(Error::Config {
+                id: id.into(),
+                message: format!("the config must be a JSON object, not {other}"),
+            });
+        }
+    };
+    let limit = match map.remove(MAX_EPISODE_STEPS) {
+        None => default_limit,
+        Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(n) if n > 0 => Some(n),
+            _ => {
+                return Err(Error::Config {
+                    id: id.into(),
+                    message: format!(
+                        "{MAX_EPISODE_STEPS} must be a positive integer or null, not {v}"
+                    ),
+                });
+            }
+        },
+    };
+    Ok((Value::Object(map), limit))
+}
+
+fn parse_task_config<T: Task>(id: &str, config: &Value) -> Result<T::Config> {
+    serde_json::from_value(config.clone()).map_err(|e| Error::Config {
+        id: id.into(),
+        message: e.to_string(),
+    })
+}
+
+/// Builds `count` envs of task `T` sharing one spec.
+fn build_tasks<T: Task>(
+    entry: &EnvEntry,
+    config: &T::Config,
+    limit: Option<u64>,
+    count: usize,
+) -> Result<Vec<TimeLimit<TaskEnv<T>>>> {
+    let config_error = |message: String| Error::Config {
+        id: entry.id.into(),
+        message,
+    };
+    let tasks = (0..count)
+        .map(|_| T::new(config).map_err(config_error))
+        .collect::<Result<Vec<_>>>()?;
+    let mut config_json = serde_json::to_value(config).map_err(|e| config_error(e.to_string()))?;
+    if let Value::Object(map) = &mut config_json {
+        map.insert(
+            MAX_EPISODE_STEPS.into(),
+            limit.map_or(Value::Null, Value::from),
+        );
+    }
+    let first = tasks
+        .first()
+        .ok_or_else(|| Error::Shape("num_envs must be at least 1".into()))?;
+    let spec = Arc::new(EnvSpec {
+        id: entry.id.into(),
+        description: entry.description.into(),
+        observation_space: first.observation_space(),
+        action_space: first.action_space(),
+        reward_range: entry.reward_range,
+        max_episode_steps: limit,
+        physics_steps_per_step: entry.physics_steps_per_step,
+        reward: entry.reward.into(),
+        termination: entry.termination.into(),
+        action_handling: entry.action_handling.into(),
+        config: config_json,
+    });
+    Ok(tasks
+        .into_iter()
+        .map(|task| TimeLimit::new(TaskEnv::new(task, Arc::clone(&spec)), limit))
+        .collect())
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a [`Task`]: single envs run it through [`TaskEnv`] and
+    /// [`TimeLimit`], batches through [`ThreadedVecEnv`].
+    pub fn register_task<T: Task>(&mut self, entry: EnvEntry) {
+        let make: MakeEnv = Box::new(move |config| {
+            let (rest, limit) = split_config(entry.id, config, entry.max_episode_steps)?;
+            let config = parse_task_config::<T>(entry.id, &rest)?;
+            let env = build_tasks::<T>(&entry, &config, limit, 1)?.pop();
+            Ok(Box::new(
+                env.ok_or_else(|| Error::Shape("no env was built".into()))?,
+            ))
+        });
+        let make_vec: MakeVecEnv = Box::new(move |config, num_envs, options| {
+            let (rest, limit) = split_config(entry.id, config, entry.max_episode_steps)?;
+            let config = parse_task_config::<T>(entry.id, &rest)?;
+            let envs = build_tasks::<T>(&entry, &config, limit, num_envs)?;
+            Ok(Box::new(ThreadedVecEnv::new(envs, options)?))
+        });
+        let default_config = serde_json::to_value(T::Config::default()).unwrap_or(Value::Null);
+        self.register(entry, default_config, make, make_vec);
+    }
+
+    /// Registers an env with its own constructors (e.g. a GPU-batched vector env).
+    pub fn register(
+        &mut self,
+        entry: EnvEntry,
+        default_config: Value,
+        make: MakeEnv,
+        make_vec: MakeVecEnv,
+    ) {
+        self.envs.insert(
+            entry.id,
+            Registered {
+                entry,
+                default_config,
+                make,
+                make_vec,
+            },
+        );
+    }
+
+    fn get(&self, id: &str) -> Result<&Registered> {
+        self.envs.get(id).ok_or_else(|| Error::UnknownEnv {
+            id: id.into(),
+            hint: self.closest(id),
+        })
+    }
+
+    fn closest(&self, id: &str) -> Option<String> {
+        self.envs
+            .keys()
+            .map(|k| (edit_distance(k, id), *k))
+            .filter(|(d, k)| *d <= k.len() / 3 || k.ends_with(&format!("/{id}")))
+            .min()
+            .map(|(_, k)| k.to_string())
+    }
+
+    /// Builds one env; `config` is a JSON object (or null) of the env's config keys.
+    pub fn make(&self, id: &str, config: &Value) -> Result<Box<dyn Env>> {
+        (self.get(id)?.make)(config)
+    }
+
+    /// Builds `num_envs` envs stepped as one batch.
+    pub fn make_vec(
+        &self,
+        id: &str,
+        num_envs: usize,
+        config: &Value,
+        options: VecOptions,
+    ) -> Result<Box<dyn VecEnv>> {
+        if num_envs == 0 {
+            return Err(Error::Shape("num_envs must be at least 1".into()));
+        }
+        (self.get(id)?.make_vec)(config, num_envs, options)
+    }
+
+    /// The spec an env has under `config`.
+    pub fn spec(&self, id: &str, config: &Value) -> Result<EnvSpec> {
+        Ok(self.make(id, config)?.spec().clone())
+    }
+
+    /// The entry and default config of `id`.
+    pub fn entry(&self, id: &str) -> Result<(&EnvEntry, &Value)> {
+        let r = self.get(id)?;
+        Ok((&r.entry, &r.default_config))
+    }
+
+    /// Registered ids in sorted order.
+    pub fn ids(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.envs.keys().copied()
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}

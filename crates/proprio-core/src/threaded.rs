@@ -1,0 +1,423 @@
+//! `ThreadedVecEnv`: N single [`Env`]s stepped as a [`VecEnv`] on a thread pool.
+//!
+//! The batch is split into one contiguous range of envs per thread. Each env
+//! only touches its own rows and draws from its own random stream, so results
+//! are identical for any thread count; when several envs fail, the error of
+//! the lowest env index is reported, whatever the timing.
+
+use crate::env::{Env, EnvSpec, Phase, ResetOptions, State};
+use crate::error::{Error, Result};
+use crate::info::Info;
+use crate::pool::WorkerPool;
+use crate::vec_env::{AutoresetMode, Batch, VecEnv, VecOptions, check_actions_len};
+use std::sync::Mutex;
+
+/// Most worker threads one vector env uses.
+pub const MAX_THREADS: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Running,
+    /// Next step resets this env (next-step mode).
+    Pending,
+    /// Waits for `reset_envs` (disabled mode).
+    Over,
+}
+
+/// Runs N independent envs as one batch on a rayon pool.
+pub struct ThreadedVecEnv<E: Env> {
+    envs: Vec<E>,
+    status: Vec<Status>,
+    spec: EnvSpec,
+    mode: AutoresetMode,
+    batch: Batch,
+    pool: WorkerPool,
+}
+
+/// The rows of one contiguous range of envs.
+struct Lanes<'a, E> {
+    envs: &'a mut [E],
+    status: &'a mut [Status],
+    actions: &'a [f32],
+    obs: &'a mut [f32],
+    final_obs: &'a mut [f32],
+    reward: &'a mut [f32],
+    terminated: &'a mut [bool],
+    truncated: &'a mut [bool],
+    has_final: &'a mut [bool],
+    infos: &'a mut [Info],
+    final_infos: &'a mut [Info],
+    first: usize,
+}
+
+/// One env and its rows.
+struct Lane<'a, E> {
+    index: usize,
+    env: &'a mut E,
+    status: &'a mut Status,
+    action: &'a [f32],
+    obs: &'a mut [f32],
+    final_obs: &'a mut [f32],
+    reward: &'a mut f32,
+    terminated: &'a mut bool,
+    truncated: &'a mut bool,
+    has_final: &'a mut bool,
+    info: &'a mut Info,
+    final_info: &'a mut Info,
+}
+
+impl<E: Env> Lanes<'_, E> {
+    fn split(self, mid: usize, obs_dim: usize, act_dim: usize) -> (Self, Self) {
+        let (envs_a, envs_b) = self.envs.split_at_mut(mid);
+        let (status_a, status_b) = self.status.split_at_mut(mid);
+        let (act_a, act_b) = self.actions.split_at(mid * act_dim);
+        let (obs_a, obs_b) = self.obs.split_at_mut(mid * obs_dim);
+        let (fin_a, fin_b) = self.final_obs.split_at_mut(mid * obs_dim);
+        let (rew_a, rew_b) = self.reward.split_at_mut(mid);
+        let (term_a, term_b) = self.terminated.split_at_mut(mid);
+        let (trunc_a, trunc_b) = self.truncated.split_at_mut(mid);
+        let (has_a, has_b) = self.has_final.split_at_mut(mid);
+        let (info_a, info_b) = self.infos.split_at_mut(mid);
+        let (finfo_a, finfo_b) = self.final_infos.split_at_mut(mid);
+        let a = Lanes {
+            envs: envs_a,
+            status: status_a,
+            actions: act_a,
+            obs: obs_a,
+            final_obs: fin_a,
+            reward: rew_a,
+            terminated: term_a,
+            truncated: trunc_a,
+            has_final: has_a,
+            infos: info_a,
+            final_infos: finfo_a,
+            first: self.first,
+        };
+        let b = Lanes {
+            envs: envs_b,
+            status: status_b,
+            actions: act_b,
+            obs: obs_b,
+            final_obs: fin_b,
+            reward: rew_b,
+            terminated: term_b,
+            truncated: trunc_b,
+            has_final: has_b,
+            infos: info_b,
+            final_infos: finfo_b,
+            first: self.first + mid,
+        };
+        (a, b)
+    }
+
+    /// Applies `f` to every env of the range in order, stopping at the first error.
+    fn run<F>(self, act_dim: usize, f: &F) -> std::result::Result<(), (usize, Error)>
+    where
+        F: Fn(Lane<'_, E>) -> Result<()>,
+    {
+        let obs_dim = self.obs.len() / self.envs.len().max(1);
+        let rows = self
+            .obs
+            .chunks_exact_mut(obs_dim.max(1))
+            .zip(self.final_obs.chunks_exact_mut(obs_dim.max(1)));
+        for (
+            k,
+            (((env, status), (obs, final_obs)), ((reward, terminated), (truncated, has_final))),
+        ) in self
+            .envs
+            .iter_mut()
+            .zip(self.status.iter_mut())
+            .zip(rows)
+            .zip(
+                self.reward
+                    .iter_mut()
+                    .zip(self.terminated.iter_mut())
+                    .zip(self.truncated.iter_mut().zip(self.has_final.iter_mut())),
+            )
+            .enumerate()
+        {
+            let index = self.first + k;
+            f(Lane {
+                index,
+                env,
+                status,
+                action: &self.actions[k * act_dim..(k + 1) * act_dim],
+                obs,
+                final_obs,
+                reward,
+                terminated,
+                truncated,
+                has_final,
+                info: &mut self.infos[k],
+                final_info: &mut self.final_infos[k],
+            })
+            .map_err(|e| (index, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl<E: Env> ThreadedVecEnv<E> {
+    /// Batches `envs` (all of the same spec); env `i` draws from stream `i`.
+    pub fn new(mut envs: Vec<E>, options: VecOptions) -> Result<Self> {
+        let first = envs
+            .first()
+            .ok_or_else(|| Error::Shape("a vector env needs at least one env".into()))?;
+        let spec = first.spec().clone();
+        for (i, env) in envs.iter_mut().enumerate() {
+            env.set_env_index(i as u64);
+        }
+        let threads = options.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        if !(1..=MAX_THREADS).contains(&threads) {
+            return Err(Error::Shape(format!(
+                "threads must be in 1..={MAX_THREADS}, got {threads}"
+            )));
+        }
+        let pool = WorkerPool::new(threads)
+            .map_err(|e| Error::Shape(format!("cannot start {threads} worker threads: {e}")))?;
+        let n = envs.len();
+        Ok(Self {
+            batch: Batch::new(n, spec.observation_space.flat_dim()),
+            status: vec![Status::Running; n],
+            envs,
+            spec,
+            mode: options.autoreset,
+            pool,
+        })
+    }
+
+    /// Number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    /// The envs, for inspection.
+    pub fn envs(&self) -> &[E] {
+        &self.envs
+    }
+
+    fn lanes<'a>(
+        envs: &'a mut [E],
+        status: &'a mut [Status],
+        batch: &'a mut Batch,
+        actions: &'a [f32],
+    ) -> Lanes<'a, E> {
+        Lanes {
+            envs,
+            status,
+            actions,
+            obs: &mut batch.obs,
+            final_obs: &mut batch.final_obs,
+            reward: &mut batch.reward,
+            terminated: &mut batch.terminated,
+            truncated: &mut batch.truncated,
+            has_final: &mut batch.has_final,
+            infos: &mut batch.infos,
+            final_infos: &mut batch.final_infos,
+            first: 0,
+        }
+    }
+
+    /// Runs `f` on every env, one contiguous range of envs per thread.
+    fn for_each<F>(&mut self, actions: &[f32], f: F) -> Result<()>
+    where
+        F: Fn(Lane<'_, E>) -> Result<()> + Sync,
+    {
+        let n = self.envs.len();
+        let obs_dim = self.batch.obs_dim;
+        let act_dim = if actions.is_empty() {
+            0
+        } else {
+            self.spec.action_space.flat_dim()
+        };
+        let threads = self.pool.threads().min(n);
+        let mut parts: [Mutex<Option<Lanes<'_, E>>>; MAX_THREADS] =
+            std::array::from_fn(|_| Mutex::new(None));
+        let mut rest = Self::lanes(&mut self.envs, &mut self.status, &mut self.batch, actions);
+        for (k, part) in parts.iter_mut().enumerate().take(threads) {
+            let size = (k + 1) * n / threads - k * n / threads;
+            let (head, tail) = rest.split(size, obs_dim, act_dim);
+            *part.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(head);
+            rest = tail;
+        }
+        let first_error: Mutex<Option<(usize, Error)>> = Mutex::new(None);
+        self.pool.run(&|part| {
+            let lanes = parts.get(part).and_then(|p| p.lock().ok()?.take());
+            if let Some(Err((index, error))) = lanes.map(|l| l.run(act_dim, &f)) {
+                let mut slot = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                if slot.as_ref().is_none_or(|(i, _)| index < *i) {
+                    *slot = Some((index, error));
+                }
+            }
+        });
+        match first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some((_, error)) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    fn reset_where(
+        &mut self,
+        mask: Option<&[bool]>,
+        seed: Option<u64>,
+        options: ResetOptions,
+    ) -> Result<()> {
+        self.for_each(&[], |lane| {
+            if mask.is_some_and(|m| !m[lane.index]) {
+                return Ok(());
+            }
+            lane.env
+                .reset_into(seed, options, lane.obs, lane.info)
+                .map_err(|e| e.at(lane.index))?;
+            clear_flags(lane.reward, lane.terminated, lane.truncated, lane.has_final);
+            *lane.status = Status::Running;
+            Ok(())
+        })
+    }
+}
+
+fn clear_flags(
+    reward: &mut f32,
+    terminated: &mut bool,
+    truncated: &mut bool,
+    has_final: &mut bool,
+) {
+    *reward = 0.0;
+    *terminated = false;
+    *truncated = false;
+    *has_final = false;
+}
+
+impl<E: Env> VecEnv for ThreadedVecEnv<E> {
+    fn spec(&self) -> &EnvSpec {
+        &self.spec
+    }
+
+    fn num_envs(&self) -> usize {
+        self.envs.len()
+    }
+
+    fn autoreset_mode(&self) -> AutoresetMode {
+        self.mode
+    }
+
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
+        self.reset_where(None, seed, options)
+    }
+
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
+        if mask.len() != self.envs.len() {
+            return Err(Error::Shape(format!(
+                "reset mask has {} entries for {} envs",
+                mask.len(),
+                self.envs.len()
+            )));
+        }
+        self.reset_where(Some(mask), None, options)
+    }
+
+    fn step(&mut self, actions: &[f32]) -> Result<()> {
+        let n = self.envs.len();
+        check_actions_len(&self.spec, n, actions)?;
+        let dim = self.spec.action_space.flat_dim();
+        for (i, (action, status)) in actions
+            .chunks_exact(dim.max(1))
+            .zip(&self.status)
+            .enumerate()
+        {
+            if *status == Status::Over {
+                return Err(Error::EpisodeOver { env: Some(i) });
+            }
+            self.spec
+                .action_space
+                .check(action)
+                .map_err(|reason| Error::InvalidAction {
+                    env: Some(i),
+                    reason,
+                })?;
+        }
+        let mode = self.mode;
+        self.for_each(actions, |lane| {
+            let index = lane.index;
+            if *lane.status == Status::Pending {
+                lane.env
+                    .reset_into(None, None, lane.obs, lane.info)
+                    .map_err(|e| e.at(index))?;
+                clear_flags(lane.reward, lane.terminated, lane.truncated, lane.has_final);
+                *lane.status = Status::Running;
+                return Ok(());
+            }
+            let t = lane
+                .env
+                .step_into(lane.action, lane.obs, lane.info)
+                .map_err(|e| e.at(index))?;
+            *lane.reward = t.reward as f32;
+            *lane.terminated = t.terminated;
+            *lane.truncated = t.truncated;
+            *lane.has_final = false;
+            if t.terminated || t.truncated {
+                match mode {
+                    AutoresetMode::NextStep => *lane.status = Status::Pending,
+                    AutoresetMode::Disabled => *lane.status = Status::Over,
+                    AutoresetMode::SameStep => {
+                        lane.final_obs.copy_from_slice(lane.obs);
+                        lane.final_info.clone_from(lane.info);
+                        *lane.has_final = true;
+                        lane.env
+                            .reset_into(None, None, lane.obs, lane.info)
+                            .map_err(|e| e.at(index))?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn batch(&self) -> &Batch {
+        &self.batch
+    }
+
+    fn batch_mut(&mut self) -> &mut Batch {
+        &mut self.batch
+    }
+
+    fn snapshot(&self, env: usize) -> Result<State> {
+        let e = self.envs.get(env).ok_or_else(|| {
+            Error::Shape(format!(
+                "env index {env} out of range for {} envs",
+                self.envs.len()
+            ))
+        })?;
+        e.snapshot()
+    }
+
+    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
+        let n = self.envs.len();
+        if let Some(&bad) = envs.iter().find(|&&i| i >= n) {
+            return Err(Error::Shape(format!(
+                "env index {bad} out of range for {n} envs"
+            )));
+        }
+        let status = match (state.phase, self.mode) {
+            (Phase::Running, _) => Status::Running,
+            (_, AutoresetMode::Disabled) => Status::Over,
+            _ => Status::Pending,
+        };
+        let d = self.batch.obs_dim;
+        for &i in envs {
+            let obs = &mut self.batch.obs[i * d..(i + 1) * d];
+            self.envs[i].restore(state, obs).map_err(|e| e.at(i))?;
+            self.status[i] = status;
+            self.batch.infos[i].clear();
+            clear_flags(
+                &mut self.batch.reward[i],
+                &mut self.batch.terminated[i],
+                &mut self.batch.truncated[i],
+                &mut self.batch.has_final[i],
+            );
+        }
+        Ok(())
+    }
+}

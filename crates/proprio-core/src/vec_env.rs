@@ -1,0 +1,191 @@
+//! The batched API (Gymnasium's `VectorEnv`): N envs stepped into flat buffers.
+
+use crate::env::{EnvSpec, ResetOptions, State};
+use crate::error::{Error, Result};
+use crate::info::Info;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// What a vector env does when one of its episodes ends (Gymnasium's `AutoresetMode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AutoresetMode {
+    /// The step after an episode ends resets that env: its action is ignored,
+    /// it returns the first observation with reward 0 and both flags false.
+    #[default]
+    NextStep,
+    /// The env is reset within the step that ended the episode: `obs` holds the
+    /// new episode's first observation, the last one is kept in `final_obs`
+    /// (and its info in `final_infos`), flagged by `has_final`.
+    SameStep,
+    /// Finished envs stay finished until the caller resets them with
+    /// [`VecEnv::reset_envs`]; stepping one before that is an error.
+    Disabled,
+}
+
+impl fmt::Display for AutoresetMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NextStep => "next-step",
+            Self::SameStep => "same-step",
+            Self::Disabled => "disabled",
+        })
+    }
+}
+
+impl FromStr for AutoresetMode {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "next-step" => Ok(Self::NextStep),
+            "same-step" => Ok(Self::SameStep),
+            "disabled" => Ok(Self::Disabled),
+            other => Err(format!(
+                "unknown autoreset mode '{other}' (expected next-step, same-step or disabled)"
+            )),
+        }
+    }
+}
+
+/// How to build a vector env.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VecOptions {
+    /// Autoreset behaviour.
+    pub autoreset: AutoresetMode,
+    /// Worker threads; `None` uses every available core.
+    pub threads: Option<usize>,
+}
+
+/// The flat, preallocated output buffers of a vector env, rewritten in place every step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    /// Number of envs N.
+    pub num_envs: usize,
+    /// Flat observation length D.
+    pub obs_dim: usize,
+    /// Observations `[N × D]`.
+    pub obs: Vec<f32>,
+    /// Rewards `[N]`.
+    pub reward: Vec<f32>,
+    /// Terminal-state flags `[N]`.
+    pub terminated: Vec<bool>,
+    /// Time-limit flags `[N]`.
+    pub truncated: Vec<bool>,
+    /// Last observation of episodes that ended this step `[N × D]` (same-step mode).
+    pub final_obs: Vec<f32>,
+    /// Which rows of `final_obs` and `final_infos` are valid `[N]`.
+    pub has_final: Vec<bool>,
+    /// Per-env diagnostics of this step.
+    pub infos: Vec<Info>,
+    /// Diagnostics of the step that ended an episode (same-step mode).
+    pub final_infos: Vec<Info>,
+}
+
+impl Batch {
+    /// Zeroed buffers for `num_envs` envs with observations of length `obs_dim`.
+    pub fn new(num_envs: usize, obs_dim: usize) -> Self {
+        Self {
+            num_envs,
+            obs_dim,
+            obs: vec![0.0; num_envs * obs_dim],
+            reward: vec![0.0; num_envs],
+            terminated: vec![false; num_envs],
+            truncated: vec![false; num_envs],
+            final_obs: vec![0.0; num_envs * obs_dim],
+            has_final: vec![false; num_envs],
+            infos: vec![Info::default(); num_envs],
+            final_infos: vec![Info::default(); num_envs],
+        }
+    }
+
+    /// Observation of env `i`.
+    pub fn obs(&self, i: usize) -> &[f32] {
+        &self.obs[i * self.obs_dim..(i + 1) * self.obs_dim]
+    }
+
+    /// Final observation of env `i`, if its episode ended this step (same-step mode).
+    pub fn final_obs(&self, i: usize) -> Option<&[f32]> {
+        self.has_final[i].then(|| &self.final_obs[i * self.obs_dim..(i + 1) * self.obs_dim])
+    }
+
+    /// True if env `i`'s episode ended this step.
+    pub fn done(&self, i: usize) -> bool {
+        self.terminated[i] || self.truncated[i]
+    }
+}
+
+/// N environments stepped as one batch.
+///
+/// Outputs live in [`VecEnv::batch`]; nothing is allocated per step. A vector
+/// env never reads its batch back, so wrappers may rewrite it in place.
+pub trait VecEnv: Send {
+    /// What each env is.
+    fn spec(&self) -> &EnvSpec;
+    /// Number of envs N.
+    fn num_envs(&self) -> usize;
+    /// What happens when an episode ends.
+    fn autoreset_mode(&self) -> AutoresetMode;
+    /// Resets every env. With `Some(seed)` env `i` starts episode 0 of stream
+    /// (seed, i); with `None` every env starts its next episode.
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()>;
+    /// Resets the envs whose `mask` entry is true (their next episode); others are untouched.
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()>;
+    /// Steps every env with `actions` `[N × A]`. A malformed action fails the
+    /// whole call before any env moves.
+    fn step(&mut self, actions: &[f32]) -> Result<()>;
+    /// The output buffers.
+    fn batch(&self) -> &Batch;
+    /// The output buffers, for wrappers that rewrite them.
+    fn batch_mut(&mut self) -> &mut Batch;
+    /// Captures env `env`'s full state.
+    fn snapshot(&self, env: usize) -> Result<State>;
+    /// Restores one snapshot into each listed env (e.g. G identical starts for GRPO).
+    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()>;
+}
+
+impl<V: VecEnv + ?Sized> VecEnv for Box<V> {
+    fn spec(&self) -> &EnvSpec {
+        (**self).spec()
+    }
+    fn num_envs(&self) -> usize {
+        (**self).num_envs()
+    }
+    fn autoreset_mode(&self) -> AutoresetMode {
+        (**self).autoreset_mode()
+    }
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
+        (**self).reset(seed, options)
+    }
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
+        (**self).reset_envs(mask, options)
+    }
+    fn step(&mut self, actions: &[f32]) -> Result<()> {
+        (**self).step(actions)
+    }
+    fn batch(&self) -> &Batch {
+        (**self).batch()
+    }
+    fn batch_mut(&mut self) -> &mut Batch {
+        (**self).batch_mut()
+    }
+    fn snapshot(&self, env: usize) -> Result<State> {
+        (**self).snapshot(env)
+    }
+    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
+        (**self).restore(state, envs)
+    }
+}
+
+/// Checks the length of a batched action buffer.
+pub fn check_actions_len(spec: &EnvSpec, num_envs: usize, actions: &[f32]) -> Result<()> {
+    let dim = spec.action_space.flat_dim();
+    if actions.len() != num_envs * dim {
+        return Err(Error::Shape(format!(
+            "actions hold {} values; {num_envs} envs × {dim} action components need {}",
+            actions.len(),
+            num_envs * dim
+        )));
+    }
+    Ok(())
+}

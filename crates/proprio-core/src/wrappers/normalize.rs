@@ -1,0 +1,255 @@
+//! Observation and reward normalisation with running statistics (Gymnasium / CleanRL).
+
+use super::forward_vec_env;
+use crate::env::{ResetOptions, State};
+use crate::error::Result;
+use crate::vec_env::{AutoresetMode, Batch, VecEnv};
+use serde::{Deserialize, Serialize};
+
+/// Running mean and variance per component (parallel Welford, as Gymnasium's
+/// `RunningMeanStd`); serialisable so it can be saved with a checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunningMeanStd {
+    /// Mean per component.
+    pub mean: Vec<f64>,
+    /// Variance per component.
+    pub var: Vec<f64>,
+    /// Number of samples seen (starts at 1e-4, as Gymnasium does).
+    pub count: f64,
+}
+
+impl RunningMeanStd {
+    /// Statistics for `dim` components: mean 0, variance 1, count 1e-4.
+    pub fn new(dim: usize) -> Self {
+        Self {
+            mean: vec![0.0; dim],
+            var: vec![1.0; dim],
+            count: 1e-4,
+        }
+    }
+
+    /// Folds in `rows` samples laid out row-major (`rows × dim`) in `x`, skipping rows where `skip` is true.
+    pub fn update(&mut self, x: &[f32], skip: impl Fn(usize) -> bool) {
+        let dim = self.mean.len().max(1);
+        let kept = || (0..x.len() / dim).filter(|&r| !skip(r));
+        let n = kept().count() as f64;
+        if n == 0.0 {
+            return;
+        }
+        let tot = self.count + n;
+        for k in 0..self.mean.len() {
+            let batch_mean = kept().map(|r| f64::from(x[r * dim + k])).sum::<f64>() / n;
+            let batch_var = kept()
+                .map(|r| (f64::from(x[r * dim + k]) - batch_mean).powi(2))
+                .sum::<f64>()
+                / n;
+            let delta = batch_mean - self.mean[k];
+            self.mean[k] += delta * n / tot;
+            let m2 =
+                self.var[k] * self.count + batch_var * n + delta * delta * self.count * n / tot;
+            self.var[k] = m2 / tot;
+        }
+        self.count = tot;
+    }
+}
+
+/// Normalises observations to zero mean, unit variance with running statistics
+/// (Gymnasium's `NormalizeObservation`), optionally clipping the result (CleanRL clips to ±10).
+pub struct NormalizeObservation<V> {
+    inner: V,
+    rms: RunningMeanStd,
+    epsilon: f64,
+    clip: Option<f32>,
+    update: bool,
+    /// (mean, 1/std) per component, refreshed every call; kept to avoid allocating.
+    scale: Vec<(f64, f64)>,
+}
+
+impl<V: VecEnv> NormalizeObservation<V> {
+    /// Normalises `inner`'s observations; `clip` bounds the normalised values.
+    pub fn new(inner: V, clip: Option<f32>) -> Self {
+        let dim = inner.spec().observation_space.flat_dim();
+        Self {
+            inner,
+            rms: RunningMeanStd::new(dim),
+            epsilon: 1e-8,
+            clip,
+            update: true,
+            scale: Vec::with_capacity(dim),
+        }
+    }
+
+    /// The running statistics (save them with a checkpoint).
+    pub fn stats(&self) -> &RunningMeanStd {
+        &self.rms
+    }
+
+    /// Replaces the running statistics (load them from a checkpoint).
+    pub fn set_stats(&mut self, stats: RunningMeanStd) {
+        self.rms = stats;
+    }
+
+    /// Freezes (`false`) or resumes (`true`) the statistics, e.g. for evaluation.
+    pub fn set_update(&mut self, update: bool) {
+        self.update = update;
+    }
+
+    fn normalise(&mut self) {
+        let batch = self.inner.batch_mut();
+        if self.update {
+            self.rms.update(&batch.obs, |_| false);
+        }
+        let Batch {
+            obs,
+            final_obs,
+            has_final,
+            obs_dim,
+            ..
+        } = batch;
+        let epsilon = self.epsilon;
+        self.scale.clear();
+        self.scale.extend(
+            (self.rms.mean.iter())
+                .zip(&self.rms.var)
+                .map(|(&m, &v)| (m, 1.0 / (v + epsilon).sqrt())),
+        );
+        let scale = &self.scale;
+        let apply = |row: &mut [f32]| {
+            for (x, &(m, s)) in row.iter_mut().zip(scale) {
+                let z = ((f64::from(*x) - m) * s) as f32;
+                *x = self.clip.map_or(z, |c| z.clamp(-c, c));
+            }
+        };
+        obs.chunks_exact_mut((*obs_dim).max(1)).for_each(apply);
+        for (row, _) in (final_obs.chunks_exact_mut((*obs_dim).max(1)))
+            .zip(has_final.iter())
+            .filter(|(_, h)| **h)
+        {
+            apply(row);
+        }
+    }
+}
+
+impl<V: VecEnv> VecEnv for NormalizeObservation<V> {
+    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot);
+
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
+        self.inner.reset(seed, options)?;
+        self.normalise();
+        Ok(())
+    }
+
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
+        self.inner.reset_envs(mask, options)?;
+        self.normalise();
+        Ok(())
+    }
+
+    fn step(&mut self, actions: &[f32]) -> Result<()> {
+        self.inner.step(actions)?;
+        self.normalise();
+        Ok(())
+    }
+
+    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
+        self.inner.restore(state, envs)?;
+        self.normalise();
+        Ok(())
+    }
+}
+
+/// Scales rewards by the running standard deviation of the discounted return
+/// (Gymnasium's `NormalizeReward`, as CleanRL's PPO uses it).
+pub struct NormalizeReward<V> {
+    inner: V,
+    rms: RunningMeanStd,
+    returns: Vec<f32>,
+    prev_done: Vec<bool>,
+    gamma: f32,
+    epsilon: f64,
+    update: bool,
+}
+
+impl<V: VecEnv> NormalizeReward<V> {
+    /// Normalises `inner`'s rewards for discount `gamma`.
+    pub fn new(inner: V, gamma: f32) -> Self {
+        let n = inner.num_envs();
+        Self {
+            inner,
+            rms: RunningMeanStd::new(1),
+            returns: vec![0.0; n],
+            prev_done: vec![false; n],
+            gamma,
+            epsilon: 1e-8,
+            update: true,
+        }
+    }
+
+    /// The running statistics of the discounted return.
+    pub fn stats(&self) -> &RunningMeanStd {
+        &self.rms
+    }
+
+    /// Replaces the running statistics (load them from a checkpoint).
+    pub fn set_stats(&mut self, stats: RunningMeanStd) {
+        self.rms = stats;
+    }
+
+    /// Freezes (`false`) or resumes (`true`) the statistics.
+    pub fn set_update(&mut self, update: bool) {
+        self.update = update;
+    }
+
+    fn forget(&mut self, mask: impl Fn(usize) -> bool) {
+        for i in (0..self.returns.len()).filter(|&i| mask(i)) {
+            self.returns[i] = 0.0;
+            self.prev_done[i] = false;
+        }
+    }
+}
+
+impl<V: VecEnv> VecEnv for NormalizeReward<V> {
+    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot);
+
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
+        self.inner.reset(seed, options)?;
+        self.forget(|_| true);
+        Ok(())
+    }
+
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
+        self.inner.reset_envs(mask, options)?;
+        self.forget(|i| mask[i]);
+        Ok(())
+    }
+
+    fn step(&mut self, actions: &[f32]) -> Result<()> {
+        self.inner.step(actions)?;
+        let same_step = self.inner.autoreset_mode() == AutoresetMode::SameStep;
+        let batch = self.inner.batch_mut();
+        // In next-step and disabled modes the step after a done is a reset, not part of a return.
+        let inactive = |i: usize| !same_step && self.prev_done[i];
+        for i in (0..self.returns.len()).filter(|&i| !inactive(i)) {
+            let keep = if batch.terminated[i] { 0.0 } else { self.gamma };
+            self.returns[i] = self.returns[i] * keep + batch.reward[i];
+        }
+        if self.update {
+            self.rms.update(&self.returns, inactive);
+        }
+        let scale = 1.0 / (self.rms.var[0] + self.epsilon).sqrt();
+        for (i, r) in batch.reward.iter_mut().enumerate() {
+            *r = (f64::from(*r) * scale) as f32;
+            self.prev_done[i] = batch.terminated[i] || batch.truncated[i];
+            if same_step && self.prev_done[i] {
+                self.returns[i] = 0.0;
+            }
+        }
+        Ok(())
+    }
+
+    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
+        self.inner.restore(state, envs)?;
+        self.forget(|i| envs.contains(&i));
+        Ok(())
+    }
+}

@@ -1,0 +1,22 @@
+//! # proprio-classic
+//!
+//! Gymnasium's classic-control envs, reproduced exactly (dynamics,
+//! observation, reward, termination, truncation) and checked against
+//! trajectories recorded from Gymnasium itself (`tools/gen_gymnasium_fixtures.py`).
+
+mod cartpole;
+mod config;
+mod options;
+mod pendulum;
+
+pub use cartpole::CartPole;
+pub use config::{CartPoleConfig, PendulumConfig};
+pub use pendulum::Pendulum;
+
+use proprio_core::Registry;
+
+/// Registers `classic/cartpole-v1` and `classic/pendulum-v1`.
+pub fn register(registry: &mut Registry) {
+    registry.register_task::<CartPole>(cartpole::ENTRY);
+    registry.register_task::<Pendulum>(pendulum::ENTRY);
+}

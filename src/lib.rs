@@ -1,0 +1,42 @@
+//! # proprio
+//!
+//! Every Proprio environment family behind one registry. Depend on this crate
+//! (and [`proprio_core`]) to step any registered env from your own agent:
+//!
+//! ```
+//! let mut env = proprio::make("classic/cartpole-v1", &serde_json::Value::Null).unwrap();
+//! let (obs, _info) = env.reset(Some(0), None).unwrap();
+//! assert_eq!(obs.len(), 4);
+//! ```
+
+pub use proprio_core as core;
+pub use proprio_core::*;
+
+use std::sync::OnceLock;
+
+/// The registry holding every env family compiled in (see the crate features).
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        #[allow(unused_mut)]
+        let mut registry = Registry::new();
+        #[cfg(feature = "classic")]
+        proprio_classic::register(&mut registry);
+        registry
+    })
+}
+
+/// Builds one registered env (Gymnasium's `make`).
+pub fn make(id: &str, config: &serde_json::Value) -> Result<Box<dyn Env>> {
+    registry().make(id, config)
+}
+
+/// Builds `num_envs` registered envs stepped as one batch (Gymnasium's `make_vec`).
+pub fn make_vec(
+    id: &str,
+    num_envs: usize,
+    config: &serde_json::Value,
+    options: VecOptions,
+) -> Result<Box<dyn VecEnv>> {
+    registry().make_vec(id, num_envs, config, options)
+}

@@ -1,0 +1,178 @@
+//! The standard wrappers behave as Gymnasium's do.
+
+use crate::vec_env;
+use proprio::serde_json::json;
+use proprio::wrappers::{
+    ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RescaleAction,
+    RunningMeanStd,
+};
+use proprio::{AutoresetMode, VecEnv, VecOptions};
+
+#[test]
+fn running_mean_std_matches_the_two_pass_formula() {
+    let data: Vec<f32> = (0..300)
+        .map(|k| ((k * 37) % 101) as f32 * 0.5 - 7.0)
+        .collect();
+    let mut rms = RunningMeanStd::new(3);
+    for chunk in data.chunks(30) {
+        rms.update(chunk, |_| false);
+    }
+    for k in 0..3 {
+        let column: Vec<f64> = data
+            .iter()
+            .skip(k)
+            .step_by(3)
+            .map(|&v| f64::from(v))
+            .collect();
+        let mean = column.iter().sum::<f64>() / 100.0;
+        let var = column.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 100.0;
+        assert!((rms.mean[k] - mean).abs() < 1e-4, "mean {k}");
+        assert!((rms.var[k] - var).abs() / var < 1e-4, "var {k}");
+    }
+}
+
+#[test]
+fn observations_are_normalised_with_the_running_statistics() {
+    let mut raw = vec_env("classic/pendulum-v1", 4, AutoresetMode::SameStep, 2);
+    let mut venv = NormalizeObservation::new(
+        vec_env("classic/pendulum-v1", 4, AutoresetMode::SameStep, 2),
+        Some(3.0),
+    );
+    raw.reset(Some(0), None).unwrap();
+    venv.reset(Some(0), None).unwrap();
+    let mut expected = RunningMeanStd::new(3);
+    expected.update(&raw.batch().obs, |_| false);
+    let mut finals = 0;
+    for t in 0..450 {
+        let actions = crate::actions_for(&venv, t);
+        raw.step(&actions).unwrap();
+        venv.step(&actions).unwrap();
+        expected.update(&raw.batch().obs, |_| false);
+        let normalise = |x: f32, k: usize| {
+            (((f64::from(x) - expected.mean[k]) / (expected.var[k] + 1e-8).sqrt()) as f32)
+                .clamp(-3.0, 3.0)
+        };
+        for (j, (&x, &z)) in raw.batch().obs.iter().zip(&venv.batch().obs).enumerate() {
+            assert!((normalise(x, j % 3) - z).abs() < 1e-5, "step {t} value {j}");
+        }
+        for i in 0..4 {
+            if let Some(last) = raw.batch().final_obs(i) {
+                let got = venv.batch().final_obs(i).unwrap();
+                for k in 0..3 {
+                    assert!(
+                        (normalise(last[k], k) - got[k]).abs() < 1e-5,
+                        "final obs of env {i}"
+                    );
+                }
+                finals += 1;
+            }
+        }
+    }
+    assert_eq!(finals, 8, "two truncations per env in 450 steps");
+    assert!(venv.batch().obs.iter().all(|z| z.abs() <= 3.0));
+    let frozen = venv.stats().clone();
+    venv.set_update(false);
+    venv.step(&crate::actions_for(&venv, 0)).unwrap();
+    assert_eq!(venv.stats(), &frozen);
+}
+
+#[test]
+fn reward_normalisation_divides_by_the_return_std() {
+    // Pendulum never terminates, so the discounted return is r_t + gamma * G_{t-1}.
+    let gamma = 0.9;
+    let mut raw = vec_env("classic/pendulum-v1", 1, AutoresetMode::NextStep, 1);
+    let mut scaled = NormalizeReward::new(
+        vec_env("classic/pendulum-v1", 1, AutoresetMode::NextStep, 1),
+        gamma,
+    );
+    raw.reset(Some(3), None).unwrap();
+    scaled.reset(Some(3), None).unwrap();
+    let mut expected_rms = RunningMeanStd::new(1);
+    let mut ret = 0.0f32;
+    for t in 0..50 {
+        let a = [((t % 5) as f32 - 2.0) * 0.7];
+        raw.step(&a).unwrap();
+        scaled.step(&a).unwrap();
+        let r = raw.batch().reward[0];
+        ret = ret * gamma + r;
+        expected_rms.update(&[ret], |_| false);
+        let expected = (f64::from(r) / (expected_rms.var[0] + 1e-8).sqrt()) as f32;
+        assert!(
+            (scaled.batch().reward[0] - expected).abs() < 1e-5,
+            "step {t}"
+        );
+    }
+}
+
+#[test]
+fn episode_statistics_sum_rewards_and_count_steps() {
+    for mode in [AutoresetMode::NextStep, AutoresetMode::SameStep] {
+        let mut venv = RecordEpisodeStatistics::new(vec_env("classic/cartpole-v1", 3, mode, 1), 10);
+        venv.reset(Some(0), None).unwrap();
+        let mut running = [0.0f64; 3];
+        let mut lengths = [0u64; 3];
+        let mut skip = [false; 3];
+        for _ in 0..200 {
+            venv.step(&[1.0, 0.0, 1.0]).unwrap();
+            let b = venv.batch();
+            for i in 0..3 {
+                if skip[i] {
+                    skip[i] = false;
+                    continue;
+                }
+                running[i] += f64::from(b.reward[i]);
+                lengths[i] += 1;
+                if b.done(i) {
+                    assert_eq!(b.infos[i].get("episode.return"), Some(running[i]), "{mode}");
+                    assert_eq!(b.infos[i].get("episode.length"), Some(lengths[i] as f64));
+                    running[i] = 0.0;
+                    lengths[i] = 0;
+                    skip[i] = mode == AutoresetMode::NextStep;
+                } else {
+                    assert!(b.infos[i].get("episode.return").is_none());
+                }
+            }
+        }
+        assert!(venv.episodes() > 20, "{mode}: {} episodes", venv.episodes());
+        assert_eq!(venv.recent().len(), 10);
+    }
+}
+
+#[test]
+fn clip_and_rescale_map_actions_into_the_box() {
+    let options = VecOptions {
+        autoreset: AutoresetMode::NextStep,
+        threads: Some(1),
+    };
+    let make = || proprio::make_vec("classic/pendulum-v1", 1, &json!({}), options).unwrap();
+    let mut direct = make();
+    let mut clipped = ClipAction::new(make()).unwrap();
+    let mut rescaled = RescaleAction::new(make(), -1.0, 1.0).unwrap();
+    assert_eq!(
+        rescaled.spec().action_space,
+        proprio::Space::uniform_box(1, -1.0, 1.0)
+    );
+    for v in [&mut direct as &mut dyn VecEnv, &mut clipped, &mut rescaled] {
+        v.reset(Some(2), None).unwrap();
+    }
+    direct.step(&[1.0]).unwrap();
+    clipped.step(&[1.0]).unwrap();
+    rescaled.step(&[0.5]).unwrap();
+    assert_eq!(direct.batch().obs, clipped.batch().obs);
+    assert_eq!(
+        direct.batch().obs,
+        rescaled.batch().obs,
+        "0.5 in [-1, 1] is torque 1 in [-2, 2]"
+    );
+    assert!(
+        ClipAction::new(vec_env(
+            "classic/cartpole-v1",
+            1,
+            AutoresetMode::NextStep,
+            1
+        ))
+        .is_err()
+    );
+    let nan = clipped.step(&[f32::NAN]).unwrap_err();
+    assert!(nan.to_string().contains("NaN"), "{nan}");
+}
