@@ -4,7 +4,7 @@
 //! (and [`proprio_core`]) to step any registered env from your own agent:
 //!
 //! ```
-//! let mut env = proprio::make("classic/cartpole-v1", &serde_json::Value::Null).unwrap();
+//! let mut env = proprio::make("classic/cartpole-v1", &proprio::serde_json::Value::Null).unwrap();
 //! let (obs, _info) = env.reset(Some(0), None).unwrap();
 //! assert_eq!(obs.len(), 4);
 //! ```

@@ -118,11 +118,20 @@ fn build_tasks<T: Task>(
     let first = tasks
         .first()
         .ok_or_else(|| Error::Shape("num_envs must be at least 1".into()))?;
+    let (observation_space, action_space) = (first.observation_space(), first.action_space());
+    for (what, space) in [
+        ("observation", &observation_space),
+        ("action", &action_space),
+    ] {
+        space
+            .validate()
+            .map_err(|e| config_error(format!("{what} space: {e}")))?;
+    }
     let spec = Arc::new(EnvSpec {
         id: entry.id.into(),
         description: entry.description.into(),
-        observation_space: first.observation_space(),
-        action_space: first.action_space(),
+        observation_space,
+        action_space,
         reward_range: entry.reward_range,
         max_episode_steps: limit,
         physics_steps_per_step: entry.physics_steps_per_step,

@@ -52,6 +52,42 @@ impl Space {
         Self::Discrete { n, start: 0 }
     }
 
+    /// Rejects degenerate spaces (no valid value, or malformed bounds).
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            Self::Box { low, high } => {
+                if low.len() != high.len() {
+                    return Err(format!(
+                        "box bounds differ in length ({} vs {})",
+                        low.len(),
+                        high.len()
+                    ));
+                }
+                match low
+                    .iter()
+                    .zip(high)
+                    .position(|(l, h)| l.is_nan() || h.is_nan() || l > h)
+                {
+                    Some(k) => Err(format!(
+                        "box component {k} has low {} above high {}",
+                        low[k], high[k]
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Self::Discrete { n: 0, .. } => Err("Discrete(0) has no valid value".into()),
+            Self::MultiDiscrete { nvec } if nvec.contains(&0) => Err(format!(
+                "MultiDiscrete({nvec:?}) has a component with no valid value"
+            )),
+            Self::Tokens { vocab: 0, .. } => {
+                Err("a token space needs a vocabulary of at least 1".into())
+            }
+            Self::Tuple { spaces } => spaces.iter().try_for_each(Space::validate),
+            Self::Dict { spaces } => spaces.iter().try_for_each(|(_, s)| s.validate()),
+            _ => Ok(()),
+        }
+    }
+
     /// Number of `f32` values in the flat encoding.
     pub fn flat_dim(&self) -> usize {
         match self {
@@ -150,7 +186,7 @@ impl Space {
 
     /// Writes a random member into `out` (length `flat_dim()`). Bounded box
     /// components are uniform; unbounded ones follow Gymnasium (normal,
-    /// or exponential on a half-line).
+    /// or exponential on a half-line). The space must pass [`Space::validate`].
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f32]) {
         debug_assert_eq!(out.len(), self.flat_dim());
         match self {
@@ -160,18 +196,18 @@ impl Space {
                 }
             }
             Self::Discrete { n, start } => {
-                out[0] = (*start as i64 + i64::from(rng.random_range(0..*n))) as f32;
+                out[0] = (*start as i64 + i64::from(rng.random_range(0..(*n).max(1)))) as f32;
             }
             Self::MultiDiscrete { nvec } => {
                 for (o, &n) in out.iter_mut().zip(nvec) {
-                    *o = rng.random_range(0..n) as f32;
+                    *o = rng.random_range(0..n.max(1)) as f32;
                 }
             }
             Self::Tokens { vocab, .. } => {
                 let len = rng.random_range(0..=out.len());
                 for (k, o) in out.iter_mut().enumerate() {
                     *o = if k < len {
-                        rng.random_range(1.min(*vocab - 1)..*vocab) as f32
+                        rng.random_range(1.min(vocab.saturating_sub(1))..(*vocab).max(1)) as f32
                     } else {
                         0.0
                     };
@@ -468,6 +504,37 @@ mod tests {
             space.check(&[0.0, 0.0, 7.0]),
             Err(ActionError::OutOfRange { index: 2, .. })
         ));
+    }
+
+    #[test]
+    fn degenerate_spaces_are_rejected() {
+        assert!(Space::discrete(0).validate().is_err());
+        assert!(
+            Space::MultiDiscrete { nvec: vec![3, 0] }
+                .validate()
+                .is_err()
+        );
+        assert!(
+            Space::Tokens {
+                vocab: 0,
+                max_len: 4
+            }
+            .validate()
+            .is_err()
+        );
+        let inverted = Space::Box {
+            low: vec![0.0, 1.0],
+            high: vec![1.0, 0.0],
+        };
+        assert_eq!(
+            inverted.validate().unwrap_err(),
+            "box component 1 has low 1 above high 0"
+        );
+        let nested = Space::Tuple {
+            spaces: vec![Space::discrete(2), Space::discrete(0)],
+        };
+        assert!(nested.validate().is_err());
+        assert!(Space::discrete(2).validate().is_ok());
     }
 
     #[test]
