@@ -89,11 +89,13 @@ impl Task for Pendulum {
 
     fn step(&mut self, action: &[f32], _rng: &mut EnvRng, _info: &mut Info) -> Outcome {
         let [theta, theta_dot] = self.state;
-        // Gymnasium clips the float32 torque and scales it in float32 (numpy's promotion rules).
+        // Gymnasium clips the float32 torque, and numpy 2's promotion rules keep every
+        // product of it with a Python float in float32; the order of operations is theirs.
         let u = action[0].clamp(-MAX_TORQUE, MAX_TORQUE);
         let torque_term = f64::from(3.0 / (MASS * LENGTH * LENGTH) as f32 * u);
-        let cost =
-            angle_normalize(theta).powi(2) + 0.1 * theta_dot * theta_dot + 0.001 * f64::from(u * u);
+        let cost = angle_normalize(theta).powi(2)
+            + 0.1 * (theta_dot * theta_dot)
+            + f64::from(0.001 * (u * u));
         let new_theta_dot = (theta_dot
             + (3.0 * self.g / (2.0 * LENGTH) * theta.sin() + torque_term) * DT)
             .clamp(-MAX_SPEED, MAX_SPEED);
