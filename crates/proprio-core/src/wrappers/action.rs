@@ -16,6 +16,22 @@ fn box_bounds(spec: &EnvSpec, wrapper: &str) -> Result<(Vec<f32>, Vec<f32>)> {
     }
 }
 
+/// Writes `f(action, low, high)` for every component of a batch of box actions into `out`.
+fn map_actions(
+    out: &mut [f32],
+    actions: &[f32],
+    low: &[f32],
+    high: &[f32],
+    f: impl Fn(f32, f32, f32) -> f32,
+) {
+    let dim = low.len().max(1);
+    for (out_row, row) in out.chunks_exact_mut(dim).zip(actions.chunks_exact(dim)) {
+        for ((o, &a), (&lo, &hi)) in out_row.iter_mut().zip(row).zip(low.iter().zip(high)) {
+            *o = f(a, lo, hi);
+        }
+    }
+}
+
 /// Clips each action component into the box bounds before the env sees it (Gymnasium's `ClipAction`).
 pub struct ClipAction<V> {
     inner: V,
@@ -52,19 +68,16 @@ impl<V: VecEnv> VecEnv for ClipAction<V> {
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         check_actions_len(self.inner.spec(), self.inner.num_envs(), actions)?;
-        let dim = self.low.len().max(1);
-        for (out, row) in self
-            .buffer
-            .chunks_exact_mut(dim)
-            .zip(actions.chunks_exact(dim))
-        {
-            for ((o, &a), (&lo, &hi)) in
-                out.iter_mut().zip(row).zip(self.low.iter().zip(&self.high))
-            {
-                // NaN passes through so the env rejects it with a clear error.
-                *o = if a.is_nan() { a } else { a.clamp(lo, hi) };
-            }
-        }
+        // NaN passes through so the env rejects it with a clear error.
+        map_actions(
+            &mut self.buffer,
+            actions,
+            &self.low,
+            &self.high,
+            |a, lo, hi| {
+                if a.is_nan() { a } else { a.clamp(lo, hi) }
+            },
+        );
         self.inner.step(&self.buffer)
     }
 }
@@ -128,19 +141,14 @@ impl<V: VecEnv> VecEnv for RescaleAction<V> {
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         check_actions_len(&self.spec, self.inner.num_envs(), actions)?;
-        let dim = self.low.len().max(1);
-        let span = self.max - self.min;
-        for (out, row) in self
-            .buffer
-            .chunks_exact_mut(dim)
-            .zip(actions.chunks_exact(dim))
-        {
-            for ((o, &a), (&lo, &hi)) in
-                out.iter_mut().zip(row).zip(self.low.iter().zip(&self.high))
-            {
-                *o = lo + (hi - lo) * (a - self.min) / span;
-            }
-        }
+        let (min, span) = (self.min, self.max - self.min);
+        map_actions(
+            &mut self.buffer,
+            actions,
+            &self.low,
+            &self.high,
+            |a, lo, hi| lo + (hi - lo) * (a - min) / span,
+        );
         self.inner.step(&self.buffer)
     }
 }

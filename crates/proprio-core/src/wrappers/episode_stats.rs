@@ -1,7 +1,6 @@
 //! Episode return and length, reported when an episode ends (Gymnasium's `RecordEpisodeStatistics`).
 
 use super::forward_vec_env;
-use crate::env::{ResetOptions, State};
 use crate::error::Result;
 use crate::vec_env::{AutoresetMode, VecEnv};
 use std::collections::VecDeque;
@@ -44,8 +43,9 @@ impl<V: VecEnv> RecordEpisodeStatistics<V> {
         self.episodes
     }
 
-    fn forget(&mut self, mask: impl Fn(usize) -> bool) {
-        for i in (0..self.returns.len()).filter(|&i| mask(i)) {
+    /// Starts counting afresh for the envs that were reset or restored.
+    fn after_reset(&mut self, which: &dyn Fn(usize) -> bool) {
+        for i in (0..self.returns.len()).filter(|&i| which(i)) {
             self.returns[i] = 0.0;
             self.lengths[i] = 0;
             self.prev_done[i] = false;
@@ -54,19 +54,14 @@ impl<V: VecEnv> RecordEpisodeStatistics<V> {
 }
 
 impl<V: VecEnv> VecEnv for RecordEpisodeStatistics<V> {
-    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot);
-
-    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
-        self.inner.reset(seed, options)?;
-        self.forget(|_| true);
-        Ok(())
-    }
-
-    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
-        self.inner.reset_envs(mask, options)?;
-        self.forget(|i| mask[i]);
-        Ok(())
-    }
+    forward_vec_env!(
+        spec,
+        num_envs,
+        autoreset_mode,
+        batch,
+        snapshot,
+        resets_then_after_reset
+    );
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         self.inner.step(actions)?;
@@ -96,12 +91,6 @@ impl<V: VecEnv> VecEnv for RecordEpisodeStatistics<V> {
                 self.lengths[i] = 0;
             }
         }
-        Ok(())
-    }
-
-    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
-        self.inner.restore(state, envs)?;
-        self.forget(|i| envs.contains(&i));
         Ok(())
     }
 }

@@ -46,6 +46,25 @@ macro_rules! forward_vec_env {
             self.inner.reset_envs(mask, options)
         }
     };
+    // reset, reset_envs and restore, each followed by `self.after_reset(which)`,
+    // where `which(i)` tells whether env `i` was reset or restored.
+    (@one resets_then_after_reset) => {
+        fn reset(&mut self, seed: Option<u64>, options: $crate::ResetOptions) -> $crate::Result<()> {
+            self.inner.reset(seed, options)?;
+            self.after_reset(&|_| true);
+            Ok(())
+        }
+        fn reset_envs(&mut self, mask: &[bool], options: $crate::ResetOptions) -> $crate::Result<()> {
+            self.inner.reset_envs(mask, options)?;
+            self.after_reset(&|i| mask[i]);
+            Ok(())
+        }
+        fn restore(&mut self, state: &$crate::State, envs: &[usize]) -> $crate::Result<()> {
+            self.inner.restore(state, envs)?;
+            self.after_reset(&|i| envs.contains(&i));
+            Ok(())
+        }
+    };
     (@one restore) => {
         fn restore(&mut self, state: &$crate::State, envs: &[usize]) -> $crate::Result<()> {
             self.inner.restore(state, envs)

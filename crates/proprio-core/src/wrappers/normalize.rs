@@ -1,7 +1,6 @@
 //! Observation and reward normalisation with running statistics (Gymnasium / CleanRL).
 
 use super::forward_vec_env;
-use crate::env::{ResetOptions, State};
 use crate::error::Result;
 use crate::vec_env::{AutoresetMode, Batch, VecEnv};
 use serde::{Deserialize, Serialize};
@@ -94,6 +93,11 @@ impl<V: VecEnv> NormalizeObservation<V> {
         self.update = update;
     }
 
+    /// Normalises the batch; reset envs need nothing else, as the statistics are shared.
+    fn after_reset(&mut self, _which: &dyn Fn(usize) -> bool) {
+        self.normalise();
+    }
+
     fn normalise(&mut self) {
         let batch = self.inner.batch_mut();
         if self.update {
@@ -131,28 +135,17 @@ impl<V: VecEnv> NormalizeObservation<V> {
 }
 
 impl<V: VecEnv> VecEnv for NormalizeObservation<V> {
-    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot);
-
-    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
-        self.inner.reset(seed, options)?;
-        self.normalise();
-        Ok(())
-    }
-
-    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
-        self.inner.reset_envs(mask, options)?;
-        self.normalise();
-        Ok(())
-    }
+    forward_vec_env!(
+        spec,
+        num_envs,
+        autoreset_mode,
+        batch,
+        snapshot,
+        resets_then_after_reset
+    );
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         self.inner.step(actions)?;
-        self.normalise();
-        Ok(())
-    }
-
-    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
-        self.inner.restore(state, envs)?;
         self.normalise();
         Ok(())
     }
@@ -200,8 +193,9 @@ impl<V: VecEnv> NormalizeReward<V> {
         self.update = update;
     }
 
-    fn forget(&mut self, mask: impl Fn(usize) -> bool) {
-        for i in (0..self.returns.len()).filter(|&i| mask(i)) {
+    /// Drops the running returns of the envs that were reset or restored.
+    fn after_reset(&mut self, which: &dyn Fn(usize) -> bool) {
+        for i in (0..self.returns.len()).filter(|&i| which(i)) {
             self.returns[i] = 0.0;
             self.prev_done[i] = false;
         }
@@ -209,19 +203,14 @@ impl<V: VecEnv> NormalizeReward<V> {
 }
 
 impl<V: VecEnv> VecEnv for NormalizeReward<V> {
-    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot);
-
-    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
-        self.inner.reset(seed, options)?;
-        self.forget(|_| true);
-        Ok(())
-    }
-
-    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
-        self.inner.reset_envs(mask, options)?;
-        self.forget(|i| mask[i]);
-        Ok(())
-    }
+    forward_vec_env!(
+        spec,
+        num_envs,
+        autoreset_mode,
+        batch,
+        snapshot,
+        resets_then_after_reset
+    );
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         self.inner.step(actions)?;
@@ -244,12 +233,6 @@ impl<V: VecEnv> VecEnv for NormalizeReward<V> {
                 self.returns[i] = 0.0;
             }
         }
-        Ok(())
-    }
-
-    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
-        self.inner.restore(state, envs)?;
-        self.forget(|i| envs.contains(&i));
         Ok(())
     }
 }
