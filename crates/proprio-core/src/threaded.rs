@@ -24,7 +24,7 @@ enum Status {
     Over,
 }
 
-/// Runs N independent envs as one batch on a rayon pool.
+/// Runs N independent envs as one batch on a [`WorkerPool`].
 pub struct ThreadedVecEnv<E: Env> {
     envs: Vec<E>,
     status: Vec<Status>,
