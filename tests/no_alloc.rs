@@ -38,6 +38,7 @@ fn stepping_allocates_nothing_after_warm_up() {
         let mut venv = NormalizeReward::new(
             NormalizeObservation::new(RecordEpisodeStatistics::new(venv, 100), None),
             0.99,
+            Some(10.0),
         );
         venv.reset(Some(0), None).unwrap();
         let dim = venv.spec().action_space.flat_dim();

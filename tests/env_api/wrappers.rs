@@ -84,11 +84,13 @@ fn reward_normalisation_divides_by_the_return_std() {
     let mut scaled = NormalizeReward::new(
         vec_env("classic/pendulum-v1", 1, AutoresetMode::NextStep, 1),
         gamma,
+        Some(1.5),
     );
     raw.reset(Some(3), None).unwrap();
     scaled.reset(Some(3), None).unwrap();
     let mut expected_rms = RunningMeanStd::new(1);
     let mut ret = 0.0f32;
+    let mut clipped = 0;
     for t in 0..50 {
         let a = [((t % 5) as f32 - 2.0) * 0.7];
         raw.step(&a).unwrap();
@@ -96,12 +98,18 @@ fn reward_normalisation_divides_by_the_return_std() {
         let r = raw.batch().reward[0];
         ret = ret * gamma + r;
         expected_rms.update(&[ret], |_| false);
-        let expected = (f64::from(r) / (expected_rms.var[0] + 1e-8).sqrt()) as f32;
+        let expected =
+            ((f64::from(r) / (expected_rms.var[0] + 1e-8).sqrt()) as f32).clamp(-1.5, 1.5);
+        clipped += usize::from(expected.abs() == 1.5);
         assert!(
             (scaled.batch().reward[0] - expected).abs() < 1e-5,
             "step {t}"
         );
     }
+    assert!(
+        clipped > 0,
+        "the clip bound was never reached, so clipping went untested"
+    );
 }
 
 #[test]
@@ -175,4 +183,44 @@ fn clip_and_rescale_map_actions_into_the_box() {
     );
     let nan = clipped.step(&[f32::NAN]).unwrap_err();
     assert!(nan.to_string().contains("NaN"), "{nan}");
+}
+
+#[test]
+fn episode_statistics_continue_a_restored_episode() {
+    let mut venv = RecordEpisodeStatistics::new(
+        vec_env("classic/pendulum-v1", 2, AutoresetMode::NextStep, 1),
+        10,
+    );
+    venv.reset(Some(4), None).unwrap();
+    let mut total = 0.0f64;
+    for _ in 0..50 {
+        venv.step(&[0.5, 0.5]).unwrap();
+        total += f64::from(venv.batch().reward[0]);
+    }
+    let state = venv.snapshot(0).unwrap();
+    assert_eq!(state.elapsed_steps, 50);
+    assert!(
+        (state.episode_return - total).abs() < 1e-3 * total.abs(),
+        "{} vs {total}",
+        state.episode_return
+    );
+    venv.restore(&state, &[1]).unwrap();
+    for _ in 50..200 {
+        venv.step(&[0.5, 0.5]).unwrap();
+    }
+    let b = venv.batch();
+    assert_eq!(
+        b.infos[1].get("episode.length"),
+        Some(200.0),
+        "length counts the steps before the snapshot"
+    );
+    let (original, copy) = (
+        b.infos[0].get("episode.return").unwrap(),
+        b.infos[1].get("episode.return").unwrap(),
+    );
+    // The wrapper sums f32 batch rewards, the snapshot the env's f64 rewards: equal to rounding.
+    assert!(
+        (original - copy).abs() < 1e-4 * original.abs(),
+        "the restored copy reports the whole episode: {original} vs {copy}"
+    );
 }

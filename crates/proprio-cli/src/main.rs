@@ -2,8 +2,10 @@
 
 mod bench;
 mod catalog;
+mod eval;
 mod input;
 mod rollout;
+mod train;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -42,6 +44,12 @@ enum Command {
     Rollout(rollout::RolloutArgs),
     /// Measure env-steps/s with random actions (warm-up excluded).
     Bench(bench::BenchArgs),
+    /// Train a policy (PPO or SAC); writes a run directory with metrics and checkpoints.
+    Train(train::TrainArgs),
+    /// Evaluate a trained checkpoint: mean episode return.
+    Eval(eval::EvalArgs),
+    /// Draw learning curves of one or more runs to a PNG.
+    Plot(eval::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +59,9 @@ fn main() -> ExitCode {
         Command::Info(args) => catalog::info(&args),
         Command::Rollout(args) => rollout::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Train(args) => train::run(&args),
+        Command::Eval(args) => eval::eval(&args),
+        Command::Plot(args) => eval::plot_runs(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -96,6 +96,9 @@ pub struct State {
     /// Steps taken in this episode (the time-limit counter).
     #[serde(default)]
     pub elapsed_steps: u64,
+    /// Undiscounted reward summed over this episode so far (for episode statistics).
+    #[serde(default)]
+    pub episode_return: f64,
     /// Whether the episode is running or over.
     #[serde(default)]
     pub phase: Phase,

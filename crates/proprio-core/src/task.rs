@@ -59,6 +59,7 @@ pub struct TaskEnv<T: Task> {
     episode: Option<u64>,
     rng: EnvRng,
     phase: Phase,
+    episode_return: f64,
 }
 
 impl<T: Task> TaskEnv<T> {
@@ -72,6 +73,7 @@ impl<T: Task> TaskEnv<T> {
             episode: None,
             rng: episode_rng(0, 0, 0),
             phase: Phase::NeedsReset,
+            episode_return: 0.0,
         }
     }
 
@@ -109,6 +111,7 @@ impl<T: Task> Env for TaskEnv<T> {
         self.task.reset(&mut self.rng, options, info)?;
         self.episode = Some(episode);
         self.phase = Phase::Running;
+        self.episode_return = 0.0;
         self.task.observe(obs);
         Ok(())
     }
@@ -130,6 +133,7 @@ impl<T: Task> Env for TaskEnv<T> {
             .map_err(|reason| Error::InvalidAction { env: None, reason })?;
         info.clear();
         let outcome = self.task.step(action, &mut self.rng, info);
+        self.episode_return += outcome.reward;
         self.task.observe(obs);
         if outcome.terminated {
             self.phase = Phase::Done;
@@ -149,6 +153,7 @@ impl<T: Task> Env for TaskEnv<T> {
             seed: self.seed,
             episode: self.episode.unwrap_or(0),
             elapsed_steps: 0,
+            episode_return: self.episode_return,
             phase: self.phase,
             rng: Some(self.rng.clone()),
             state,
@@ -174,6 +179,7 @@ impl<T: Task> Env for TaskEnv<T> {
             None => episode_rng(state.seed, self.env_index, state.episode),
         };
         self.phase = state.phase;
+        self.episode_return = state.episode_return;
         self.task.observe(obs);
         Ok(())
     }

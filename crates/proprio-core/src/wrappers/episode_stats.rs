@@ -1,6 +1,7 @@
 //! Episode return and length, reported when an episode ends (Gymnasium's `RecordEpisodeStatistics`).
 
 use super::forward_vec_env;
+use crate::env::{Phase, ResetOptions, State};
 use crate::error::Result;
 use crate::vec_env::{AutoresetMode, VecEnv};
 use std::collections::VecDeque;
@@ -54,14 +55,32 @@ impl<V: VecEnv> RecordEpisodeStatistics<V> {
 }
 
 impl<V: VecEnv> VecEnv for RecordEpisodeStatistics<V> {
-    forward_vec_env!(
-        spec,
-        num_envs,
-        autoreset_mode,
-        batch,
-        snapshot,
-        resets_then_after_reset
-    );
+    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot);
+
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
+        self.inner.reset(seed, options)?;
+        self.after_reset(&|_| true);
+        Ok(())
+    }
+
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
+        self.inner.reset_envs(mask, options)?;
+        self.after_reset(&|i| mask[i]);
+        Ok(())
+    }
+
+    /// Continues the snapshot's episode statistics: its return and length so far.
+    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
+        self.inner.restore(state, envs)?;
+        let reset_step_next =
+            state.phase != Phase::Running && self.inner.autoreset_mode() == AutoresetMode::NextStep;
+        for &i in envs {
+            self.returns[i] = state.episode_return;
+            self.lengths[i] = state.elapsed_steps;
+            self.prev_done[i] = reset_step_next;
+        }
+        Ok(())
+    }
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         self.inner.step(actions)?;

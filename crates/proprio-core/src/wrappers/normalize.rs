@@ -78,6 +78,11 @@ impl<V: VecEnv> NormalizeObservation<V> {
         }
     }
 
+    /// The wrapped vector env.
+    pub fn inner(&self) -> &V {
+        &self.inner
+    }
+
     /// The running statistics (save them with a checkpoint).
     pub fn stats(&self) -> &RunningMeanStd {
         &self.rms
@@ -160,12 +165,14 @@ pub struct NormalizeReward<V> {
     prev_done: Vec<bool>,
     gamma: f32,
     epsilon: f64,
+    clip: Option<f32>,
     update: bool,
 }
 
 impl<V: VecEnv> NormalizeReward<V> {
-    /// Normalises `inner`'s rewards for discount `gamma`.
-    pub fn new(inner: V, gamma: f32) -> Self {
+    /// Normalises `inner`'s rewards for discount `gamma`; `clip` bounds the
+    /// scaled rewards (CleanRL clips to ±10).
+    pub fn new(inner: V, gamma: f32, clip: Option<f32>) -> Self {
         let n = inner.num_envs();
         Self {
             inner,
@@ -174,8 +181,19 @@ impl<V: VecEnv> NormalizeReward<V> {
             prev_done: vec![false; n],
             gamma,
             epsilon: 1e-8,
+            clip,
             update: true,
         }
+    }
+
+    /// The wrapped vector env.
+    pub fn inner(&self) -> &V {
+        &self.inner
+    }
+
+    /// The wrapped vector env, mutably.
+    pub fn inner_mut(&mut self) -> &mut V {
+        &mut self.inner
     }
 
     /// The running statistics of the discounted return.
@@ -227,7 +245,8 @@ impl<V: VecEnv> VecEnv for NormalizeReward<V> {
         }
         let scale = 1.0 / (self.rms.var[0] + self.epsilon).sqrt();
         for (i, r) in batch.reward.iter_mut().enumerate() {
-            *r = (f64::from(*r) * scale) as f32;
+            let scaled = (f64::from(*r) * scale) as f32;
+            *r = self.clip.map_or(scaled, |c| scaled.clamp(-c, c));
             self.prev_done[i] = batch.terminated[i] || batch.truncated[i];
             if same_step && self.prev_done[i] {
                 self.returns[i] = 0.0;

@@ -1,0 +1,110 @@
+//! `proprio eval` and `proprio plot`: judge and draw trained runs.
+
+use crate::{CliResult, Failure};
+use clap::Args;
+use proprio::serde_json::json;
+use proprio_learn::Policy;
+use proprio_learn::plot::{plot, read_curve};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// Run directory written by `proprio train` (or its checkpoint/ folder).
+    #[arg(long)]
+    checkpoint: PathBuf,
+    /// Episodes to run, in parallel envs.
+    #[arg(long, default_value_t = 10)]
+    episodes: usize,
+    /// Seed of the evaluation episodes.
+    #[arg(long, default_value_t = 12_345)]
+    seed: u64,
+    /// Sample actions instead of taking the distribution's mode.
+    #[arg(long)]
+    stochastic: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct PlotArgs {
+    /// Run directories; one line each.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// PNG to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// Metric to plot against env steps.
+    #[arg(long, default_value = "eval_return")]
+    metric: String,
+    /// Title (default: the env of the first run).
+    #[arg(long)]
+    title: Option<String>,
+    /// Overwrite --out if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn eval(args: &EvalArgs) -> CliResult {
+    let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
+    let mut policy = Policy::load(&args.checkpoint).map_err(fail)?;
+    let returns = policy
+        .evaluate(args.episodes, args.seed, !args.stochastic)
+        .map_err(fail)?;
+    let mean = returns.iter().sum::<f64>() / returns.len() as f64;
+    let std =
+        (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / returns.len() as f64).sqrt();
+    if args.json {
+        let report = json!({
+            "env": policy.env().id,
+            "episodes": returns.len(),
+            "mean_return": mean,
+            "std_return": std,
+            "returns": returns,
+            "deterministic": !args.stochastic,
+        });
+        println!("{report}");
+    } else {
+        println!(
+            "{}: mean return {mean:.2} ± {std:.2} over {} episodes ({})",
+            policy.env().id,
+            returns.len(),
+            if args.stochastic {
+                "sampled actions"
+            } else {
+                "deterministic"
+            }
+        );
+    }
+    Ok(())
+}
+
+pub fn plot_runs(args: &PlotArgs) -> CliResult {
+    if args.out.exists() && !args.force {
+        return Err(Failure(format!(
+            "{} already exists; pass --force to overwrite it",
+            args.out.display()
+        )));
+    }
+    let curves = args
+        .runs
+        .iter()
+        .map(|r| read_curve(r, &args.metric))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure(e.to_string()))?;
+    let title = match &args.title {
+        Some(t) => t.clone(),
+        None => proprio_learn::run::load_run(&args.runs[0])
+            .map(|(info, _, _)| {
+                format!(
+                    "{} — {}",
+                    info.env.id,
+                    format!("{:?}", info.algo).to_uppercase()
+                )
+            })
+            .unwrap_or_else(|_| args.metric.clone()),
+    };
+    plot(&curves, &args.metric, &title, &args.out).map_err(|e| Failure(e.to_string()))?;
+    println!("wrote {}", args.out.display());
+    Ok(())
+}

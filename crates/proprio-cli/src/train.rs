@@ -1,0 +1,87 @@
+//! `proprio train`: PPO or SAC on any registered env.
+
+use crate::{CliResult, Failure, input};
+use clap::{Args, ValueEnum};
+use proprio::serde_json::{self, Map, Value};
+use proprio_learn::{Algo, Backend, EnvSource, TrainRequest};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AlgoArg {
+    Ppo,
+    Sac,
+}
+
+#[derive(Args)]
+pub struct TrainArgs {
+    /// Environment id, e.g. classic/cartpole-v1 (not needed with --resume).
+    #[arg(long, required_unless_present = "resume")]
+    env: Option<String>,
+    /// Learner.
+    #[arg(long, value_enum, default_value = "ppo")]
+    algo: AlgoArg,
+    /// Seed of weights, envs, action sampling and minibatch order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Env steps to train for (overrides the algorithm's total_steps).
+    #[arg(long)]
+    total_steps: Option<u64>,
+    /// Hyper-parameter override, KEY=VALUE (VALUE is JSON, or a bare string); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Env config as inline JSON or a JSON file.
+    #[arg(long)]
+    config: Option<String>,
+    /// Run directory (default runs/<env>/<algo>-<seed>-<time>); never overwritten.
+    #[arg(long, conflicts_with = "resume")]
+    out: Option<PathBuf>,
+    /// Continue the run in this directory from its last checkpoint.
+    #[arg(long)]
+    resume: Option<PathBuf>,
+    /// Network backend: cpu (burn flex) or wgpu.
+    #[arg(long, default_value = "cpu")]
+    device: Backend,
+    /// Env worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn overrides(set: &[String], total_steps: Option<u64>) -> Result<Map<String, Value>, Failure> {
+    let mut map = Map::new();
+    for item in set {
+        let (key, value) = item
+            .split_once('=')
+            .ok_or_else(|| Failure(format!("--set {item}: expected KEY=VALUE")))?;
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.into()));
+        map.insert(key.trim().into(), value);
+    }
+    if let Some(total) = total_steps {
+        map.insert("total_steps".into(), total.into());
+    }
+    Ok(map)
+}
+
+pub fn run(args: &TrainArgs) -> CliResult {
+    let dir = match (&args.resume, &args.env) {
+        (Some(dir), _) => proprio_learn::resume(dir.clone(), args.total_steps),
+        (None, Some(env)) => proprio_learn::train(TrainRequest {
+            algo: match args.algo {
+                AlgoArg::Ppo => Algo::Ppo,
+                AlgoArg::Sac => Algo::Sac,
+            },
+            env: EnvSource {
+                id: env.clone(),
+                config: input::config(args.config.as_deref())?,
+            },
+            seed: args.seed,
+            backend: args.device,
+            threads: args.threads,
+            overrides: overrides(&args.set, args.total_steps)?,
+            out: args.out.clone(),
+        }),
+        (None, None) => return Err(Failure("give --env ENV, or --resume RUN_DIR".into())),
+    }
+    .map_err(|e| Failure(e.to_string()))?;
+    println!("run saved in {}", dir.display());
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! The env stacks a learner trains and evaluates on, built from the core wrappers.
+
+use crate::error::{LearnError, Result};
+use proprio::serde_json::Value;
+use proprio::wrappers::{
+    ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RunningMeanStd,
+};
+use proprio::{AutoresetMode, Space, VecEnv, VecOptions};
+use serde::{Deserialize, Serialize};
+
+/// Where an env comes from: registry id and config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvSource {
+    /// Registry id, e.g. `classic/pendulum-v1`.
+    pub id: String,
+    /// Config object passed to `make_vec`.
+    pub config: Value,
+}
+
+/// Running statistics of the observation and return normalisers (saved in checkpoints).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NormalizerStats {
+    /// Per-component observation mean and variance.
+    pub obs: RunningMeanStd,
+    /// Variance of the discounted return (rewards are divided by its square root).
+    pub ret: RunningMeanStd,
+}
+
+type Normalized = NormalizeReward<NormalizeObservation<Box<dyn VecEnv>>>;
+
+/// The training env: episode statistics, action clipping for boxes, and
+/// optionally CleanRL's observation and reward normalisation (clipped to ±10).
+pub enum TrainEnv {
+    /// No normalisation.
+    Raw(Box<dyn VecEnv>),
+    /// Observations and rewards normalised with running statistics.
+    Normalized(Box<Normalized>),
+}
+
+fn base(source: &EnvSource, num_envs: usize, options: VecOptions) -> Result<Box<dyn VecEnv>> {
+    let venv = proprio::make_vec(&source.id, num_envs, &source.config, options)?;
+    let venv: Box<dyn VecEnv> = Box::new(RecordEpisodeStatistics::new(venv, 100));
+    Ok(match venv.spec().action_space {
+        Space::Box { .. } => Box::new(ClipAction::new(venv)?),
+        _ => venv,
+    })
+}
+
+impl TrainEnv {
+    /// `num_envs` envs autoresetting in same-step mode (so the learner sees the
+    /// final observation of truncated episodes and can bootstrap from it).
+    pub fn new(
+        source: &EnvSource,
+        num_envs: usize,
+        threads: Option<usize>,
+        normalize: bool,
+        gamma: f32,
+    ) -> Result<Self> {
+        let options = VecOptions {
+            autoreset: AutoresetMode::SameStep,
+            threads,
+        };
+        let venv = base(source, num_envs, options)?;
+        Ok(if normalize {
+            Self::Normalized(Box::new(NormalizeReward::new(
+                NormalizeObservation::new(venv, Some(10.0)),
+                gamma,
+                Some(10.0),
+            )))
+        } else {
+            Self::Raw(venv)
+        })
+    }
+
+    /// The vector env to step.
+    pub fn venv(&mut self) -> &mut dyn VecEnv {
+        match self {
+            Self::Raw(v) => v.as_mut(),
+            Self::Normalized(v) => v.as_mut(),
+        }
+    }
+
+    /// The vector env, read-only.
+    pub fn venv_ref(&self) -> &dyn VecEnv {
+        match self {
+            Self::Raw(v) => v.as_ref(),
+            Self::Normalized(v) => v.as_ref(),
+        }
+    }
+
+    /// The normaliser statistics, if normalising.
+    pub fn stats(&self) -> Option<NormalizerStats> {
+        match self {
+            Self::Raw(_) => None,
+            Self::Normalized(v) => Some(NormalizerStats {
+                obs: v.inner().stats().clone(),
+                ret: v.stats().clone(),
+            }),
+        }
+    }
+
+    /// Restores saved normaliser statistics (on resume).
+    pub fn set_stats(&mut self, stats: &NormalizerStats) {
+        if let Self::Normalized(v) = self {
+            v.set_stats(stats.ret.clone());
+            v.inner_mut().set_stats(stats.obs.clone());
+        }
+    }
+}
+
+/// Runs `episodes` evaluation episodes, one per env, with a fixed policy and
+/// frozen observation statistics; returns their undiscounted returns.
+pub fn evaluate(
+    source: &EnvSource,
+    episodes: usize,
+    seed: u64,
+    obs_stats: Option<&RunningMeanStd>,
+    mut act: impl FnMut(&[f32], usize, &mut [f32]) -> Result<()>,
+) -> Result<Vec<f64>> {
+    if episodes == 0 {
+        return Err(LearnError::Config(
+            "evaluation needs at least one episode".into(),
+        ));
+    }
+    let options = VecOptions {
+        autoreset: AutoresetMode::NextStep,
+        threads: Some(1),
+    };
+    let venv = base(source, episodes, options)?;
+    let mut venv: Box<dyn VecEnv> = match obs_stats {
+        Some(stats) => {
+            let mut normalized = NormalizeObservation::new(venv, Some(10.0));
+            normalized.set_stats(stats.clone());
+            normalized.set_update(false);
+            Box::new(normalized)
+        }
+        None => venv,
+    };
+    let action_dim = venv.spec().action_space.flat_dim();
+    let mut actions = vec![0.0; episodes * action_dim];
+    let mut returns: Vec<Option<f64>> = vec![None; episodes];
+    venv.reset(Some(seed), None)?;
+    while returns.iter().any(Option::is_none) {
+        act(&venv.batch().obs, episodes, &mut actions)?;
+        venv.step(&actions)?;
+        for (slot, info) in returns.iter_mut().zip(&venv.batch().infos) {
+            if slot.is_none() {
+                *slot = info.get("episode.return");
+            }
+        }
+    }
+    Ok(returns.into_iter().flatten().collect())
+}

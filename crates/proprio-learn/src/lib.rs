@@ -1,0 +1,30 @@
+//! # proprio-learn
+//!
+//! Learners for Proprio envs on burn 0.22: PPO and SAC, with checkpoints,
+//! metrics and learning curves. Networks run on burn's CPU backend (`flex`)
+//! by default, or on any GPU through `wgpu` (cargo feature `wgpu`); the
+//! algorithm code is the same for both.
+
+mod device;
+mod envs;
+mod error;
+mod grad;
+mod head;
+mod mlp;
+pub mod plot;
+mod policy;
+pub mod ppo;
+pub mod run;
+pub mod sac;
+mod tensor;
+mod train;
+
+pub use device::Backend;
+pub use envs::{EnvSource, NormalizerStats, TrainEnv, evaluate};
+pub use error::{LearnError, Result};
+pub use grad::clip_global_norm;
+pub use head::{ActionHead, standard_normal};
+pub use mlp::{Activation, Mlp, orthogonal};
+pub use policy::Policy;
+pub use run::Algo;
+pub use train::{TrainRequest, default_config, resume, train};

@@ -1,0 +1,223 @@
+//! `Policy`: a trained checkpoint that acts, for `proprio eval`, the viewer and library users.
+
+use crate::envs::{EnvSource, evaluate};
+use crate::error::{LearnError, Result};
+use crate::head::{ActionHead, standard_normal};
+use crate::ppo::ActorCritic;
+use crate::run::{Algo, RunInfo, load_run};
+use crate::sac::{Actor, load_module, squash};
+use crate::tensor::{host, matrix};
+use burn::prelude::*;
+use proprio::wrappers::RunningMeanStd;
+use proprio::{EnvRng, Space, episode_rng};
+use std::path::Path;
+
+enum Networks {
+    Ppo {
+        agent: Box<ActorCritic>,
+        head: ActionHead,
+    },
+    Sac(Box<SquashedActor>),
+}
+
+/// A SAC actor with the affine map from `[-1, 1]` to the action box.
+struct SquashedActor {
+    actor: Actor,
+    scale: Tensor<2>,
+    bias: Tensor<2>,
+}
+
+/// A trained policy loaded from a run directory.
+pub struct Policy {
+    info: RunInfo,
+    nets: Networks,
+    obs_stats: Option<RunningMeanStd>,
+    obs_dim: usize,
+    action_dim: usize,
+    device: Device,
+    rng: EnvRng,
+}
+
+impl Policy {
+    /// Loads the latest checkpoint of the run in `dir` (or `dir/checkpoint`).
+    pub fn load(dir: &Path) -> Result<Self> {
+        let (info, progress, checkpoint) = load_run(dir)?;
+        let spec = proprio::registry().spec(&info.env.id, &info.env.config)?;
+        let obs_dim = spec.observation_space.flat_dim();
+        let device = info.backend.device()?;
+        let hidden = |key: &str| -> Result<Vec<usize>> {
+            proprio::serde_json::from_value(info.config[key].clone()).map_err(|e| {
+                LearnError::Checkpoint {
+                    path: dir.to_path_buf(),
+                    message: format!("run.json: config.{key}: {e}"),
+                }
+            })
+        };
+        let nets = match info.algo {
+            Algo::Ppo => {
+                let head = ActionHead::for_space(&spec.action_space)?;
+                let agent = ActorCritic::new(
+                    obs_dim,
+                    &head,
+                    &hidden("hidden")?,
+                    &device,
+                    &mut episode_rng(0, 0, 0),
+                );
+                let agent = load_module(agent, &checkpoint.join("model.bpk"))?;
+                Networks::Ppo {
+                    agent: Box::new(agent),
+                    head,
+                }
+            }
+            Algo::Sac => {
+                let Space::Box { low, high } = &spec.action_space else {
+                    return Err(LearnError::Config(
+                        "a SAC run needs a box action space".into(),
+                    ));
+                };
+                let actor = Actor::new(
+                    obs_dim,
+                    low.len(),
+                    &hidden("hidden")?,
+                    &device,
+                    &mut episode_rng(0, 0, 0),
+                );
+                let actor = load_module(actor, &checkpoint.join("actor.bpk"))?;
+                let scale: Vec<f32> = low.iter().zip(high).map(|(l, h)| (h - l) / 2.0).collect();
+                let bias: Vec<f32> = low.iter().zip(high).map(|(l, h)| (h + l) / 2.0).collect();
+                Networks::Sac(Box::new(SquashedActor {
+                    actor,
+                    scale: matrix(&scale, 1, low.len(), &device),
+                    bias: matrix(&bias, 1, low.len(), &device),
+                }))
+            }
+        };
+        Ok(Self {
+            rng: episode_rng(info.seed, u64::MAX - 2, 0),
+            action_dim: spec.action_space.flat_dim(),
+            obs_stats: progress.stats.map(|s| s.obs),
+            nets,
+            obs_dim,
+            info,
+            device,
+        })
+    }
+
+    /// The env the policy was trained on.
+    pub fn env(&self) -> &EnvSource {
+        &self.info.env
+    }
+
+    /// What the run was.
+    pub fn info(&self) -> &RunInfo {
+        &self.info
+    }
+
+    /// Normalises raw observations with the training statistics (as `NormalizeObservation` did).
+    fn normalise(&self, obs: &[f32]) -> Vec<f32> {
+        match &self.obs_stats {
+            None => obs.to_vec(),
+            Some(s) => obs
+                .iter()
+                .enumerate()
+                .map(|(k, &x)| {
+                    let j = k % self.obs_dim;
+                    (((f64::from(x) - s.mean[j]) / (s.var[j] + 1e-8).sqrt()) as f32)
+                        .clamp(-10.0, 10.0)
+                })
+                .collect(),
+        }
+    }
+
+    /// Actions for a batch of raw observations `[N × D]`, written to `actions` `[N × A]`:
+    /// the distribution's mode when `deterministic`, a sample otherwise.
+    pub fn act_batch(
+        &mut self,
+        obs: &[f32],
+        deterministic: bool,
+        actions: &mut [f32],
+    ) -> Result<()> {
+        let normalized = self.normalise(obs);
+        self.act_normalized(&normalized, deterministic, actions)
+    }
+
+    fn act_normalized(
+        &mut self,
+        obs: &[f32],
+        deterministic: bool,
+        actions: &mut [f32],
+    ) -> Result<()> {
+        let n = obs.len() / self.obs_dim.max(1);
+        if obs.len() != n * self.obs_dim || actions.len() != n * self.action_dim {
+            return Err(LearnError::Config(format!(
+                "expected observations of {} and actions of {} values per env",
+                self.obs_dim, self.action_dim
+            )));
+        }
+        let x = matrix(obs, n, self.obs_dim, &self.device);
+        match &self.nets {
+            Networks::Ppo { agent, head } => {
+                let params = host(agent.actor.forward(x))?;
+                let log_std = agent.log_std().map(host).transpose()?.unwrap_or_default();
+                let (p, a) = (head.param_dim(), head.action_dim());
+                let mut stored = vec![0.0; a];
+                for i in 0..n {
+                    head.sample(
+                        &params[i * p..(i + 1) * p],
+                        &log_std,
+                        &mut self.rng,
+                        deterministic,
+                        &mut stored,
+                        &mut actions[i * a..(i + 1) * a],
+                    );
+                }
+            }
+            Networks::Sac(sac) => {
+                let SquashedActor { actor, scale, bias } = sac.as_ref();
+                let action = if deterministic {
+                    actor.mode(x, scale.clone(), bias.clone())
+                } else {
+                    let eps: Vec<f32> = (0..n * self.action_dim)
+                        .map(|_| standard_normal(&mut self.rng))
+                        .collect();
+                    let (mean, log_std) = actor.forward(x);
+                    squash(
+                        mean,
+                        log_std,
+                        matrix(&eps, n, self.action_dim, &self.device),
+                        scale.clone(),
+                        bias.clone(),
+                    )
+                    .action
+                };
+                actions.copy_from_slice(&host(action)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The action for one raw observation.
+    pub fn act(&mut self, obs: &[f32], deterministic: bool) -> Result<Vec<f32>> {
+        let mut action = vec![0.0; self.action_dim];
+        self.act_batch(obs, deterministic, &mut action)?;
+        Ok(action)
+    }
+
+    /// Returns of `episodes` episodes on the training env (fresh seed stream `seed`).
+    pub fn evaluate(
+        &mut self,
+        episodes: usize,
+        seed: u64,
+        deterministic: bool,
+    ) -> Result<Vec<f64>> {
+        let source = self.info.env.clone();
+        let stats = self.obs_stats.clone();
+        evaluate(
+            &source,
+            episodes,
+            seed,
+            stats.as_ref(),
+            |obs, _, actions| self.act_normalized(obs, deterministic, actions),
+        )
+    }
+}

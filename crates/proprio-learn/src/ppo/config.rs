@@ -1,0 +1,136 @@
+//! PPO hyper-parameters, defaults from CleanRL's `ppo.py` (discrete actions)
+//! and `ppo_continuous_action.py` (box actions).
+
+use serde::{Deserialize, Serialize};
+
+/// Every PPO hyper-parameter; `--set key=value` overrides any of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PpoConfig {
+    /// Env steps (summed over envs) to train for.
+    pub total_steps: u64,
+    /// Envs stepped in parallel (CleanRL: 4 discrete, 1 continuous).
+    pub num_envs: usize,
+    /// Steps per env per rollout (CleanRL: 128 discrete, 2048 continuous).
+    pub num_steps: usize,
+    /// Adam learning rate (CleanRL: 2.5e-4 discrete, 3e-4 continuous).
+    pub learning_rate: f64,
+    /// Anneal the learning rate linearly to 0 over training (CleanRL: true).
+    pub anneal_lr: bool,
+    /// Discount factor (CleanRL: 0.99).
+    pub gamma: f32,
+    /// GAE lambda (CleanRL: 0.95).
+    pub gae_lambda: f32,
+    /// Minibatches per epoch (CleanRL: 4 discrete, 32 continuous).
+    pub num_minibatches: usize,
+    /// Epochs over each rollout (CleanRL: 4 discrete, 10 continuous).
+    pub update_epochs: usize,
+    /// Normalise advantages per minibatch (CleanRL: true).
+    pub norm_adv: bool,
+    /// Surrogate clipping coefficient (CleanRL: 0.2).
+    pub clip_coef: f32,
+    /// Clip the value loss around the old values (CleanRL: true).
+    pub clip_vloss: bool,
+    /// Entropy bonus coefficient (CleanRL: 0.01 discrete, 0.0 continuous).
+    pub ent_coef: f32,
+    /// Value loss coefficient (CleanRL: 0.5).
+    pub vf_coef: f32,
+    /// Global gradient-norm bound (CleanRL: 0.5).
+    pub max_grad_norm: f64,
+    /// Stop the epochs early when the approximate KL exceeds this (CleanRL: off).
+    pub target_kl: Option<f32>,
+    /// Normalise observations and rewards, clipped to ±10 (CleanRL: continuous only).
+    pub normalize: bool,
+    /// Hidden layer sizes of actor and critic (CleanRL: 64, 64, tanh).
+    pub hidden: Vec<usize>,
+    /// Adam epsilon (CleanRL: 1e-5).
+    pub adam_eps: f32,
+    /// Evaluate the deterministic policy every this many env steps (0: only at the end).
+    pub eval_every: u64,
+    /// Episodes per evaluation.
+    pub eval_episodes: usize,
+}
+
+impl PpoConfig {
+    /// CleanRL `ppo.py` defaults, for discrete and multi-discrete actions.
+    pub fn discrete() -> Self {
+        Self {
+            total_steps: 500_000,
+            num_envs: 4,
+            num_steps: 128,
+            learning_rate: 2.5e-4,
+            anneal_lr: true,
+            gamma: 0.99,
+            gae_lambda: 0.95,
+            num_minibatches: 4,
+            update_epochs: 4,
+            norm_adv: true,
+            clip_coef: 0.2,
+            clip_vloss: true,
+            ent_coef: 0.01,
+            vf_coef: 0.5,
+            max_grad_norm: 0.5,
+            target_kl: None,
+            normalize: false,
+            hidden: vec![64, 64],
+            adam_eps: 1e-5,
+            eval_every: 10_000,
+            eval_episodes: 10,
+        }
+    }
+
+    /// CleanRL `ppo_continuous_action.py` defaults, for box actions.
+    pub fn continuous() -> Self {
+        Self {
+            total_steps: 1_000_000,
+            num_envs: 1,
+            num_steps: 2048,
+            learning_rate: 3e-4,
+            num_minibatches: 32,
+            update_epochs: 10,
+            ent_coef: 0.0,
+            normalize: true,
+            ..Self::discrete()
+        }
+    }
+
+    /// Transitions per rollout.
+    pub fn batch_size(&self) -> usize {
+        self.num_envs * self.num_steps
+    }
+
+    /// Transitions per minibatch.
+    pub fn minibatch_size(&self) -> usize {
+        self.batch_size() / self.num_minibatches.max(1)
+    }
+
+    /// Rejects settings the algorithm cannot run with.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.num_envs == 0
+            || self.num_steps == 0
+            || self.num_minibatches == 0
+            || self.update_epochs == 0
+        {
+            return Err(
+                "num_envs, num_steps, num_minibatches and update_epochs must be positive".into(),
+            );
+        }
+        if self.minibatch_size() == 0 {
+            return Err(format!(
+                "num_minibatches ({}) exceeds the rollout size ({})",
+                self.num_minibatches,
+                self.batch_size()
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.gamma) || !(0.0..=1.0).contains(&self.gae_lambda) {
+            return Err("gamma and gae_lambda must lie in [0, 1]".into());
+        }
+        if self.hidden.is_empty() || self.hidden.contains(&0) {
+            return Err("hidden must list at least one positive layer size".into());
+        }
+        if self.learning_rate.is_nan() || self.learning_rate <= 0.0 || self.eval_episodes == 0 {
+            return Err("learning_rate and eval_episodes must be positive".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,165 @@
+//! SAC networks: a tanh-squashed Gaussian actor, twin Q critics, and the temperature.
+
+use crate::mlp::{Activation, Mlp};
+use burn::module::Param;
+use burn::prelude::*;
+use proprio::EnvRng;
+
+/// CleanRL's log-std range.
+const LOG_STD_MIN: f32 = -5.0;
+const LOG_STD_MAX: f32 = 2.0;
+const HALF_LN_TAU: f32 = 0.918_938_5;
+
+/// Observation → (mean, log-std) of a Gaussian squashed by tanh into the action box.
+#[derive(Module, Debug)]
+pub struct Actor {
+    net: Mlp,
+    #[module(skip)]
+    action_dim: usize,
+}
+
+/// A batch of squashed actions with their log-probabilities.
+pub struct Sampled {
+    /// Actions in env units `[B, A]`.
+    pub action: Tensor<2>,
+    /// `log π(action | obs)` `[B, 1]`, tanh correction included.
+    pub log_prob: Tensor<2>,
+}
+
+impl Actor {
+    /// A `hidden` ReLU MLP with `2·action_dim` outputs.
+    pub fn new(
+        obs_dim: usize,
+        action_dim: usize,
+        hidden: &[usize],
+        device: &Device,
+        rng: &mut EnvRng,
+    ) -> Self {
+        let sizes = [&[obs_dim], hidden, &[2 * action_dim]].concat();
+        Self {
+            net: Mlp::new(&sizes, Activation::Relu, 1.0, device, rng),
+            action_dim,
+        }
+    }
+
+    /// Mean `[B, A]` and log-std `[B, A]` (squashed into [−5, 2] as CleanRL does).
+    pub fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
+        let out = self.net.forward(obs);
+        let [batch, _] = out.dims();
+        let a = self.action_dim;
+        let mean = out.clone().slice([0..batch, 0..a]);
+        let raw = out.slice([0..batch, a..2 * a]).tanh();
+        let log_std = raw
+            .add_scalar(1.0)
+            .mul_scalar(0.5 * (LOG_STD_MAX - LOG_STD_MIN))
+            .add_scalar(LOG_STD_MIN);
+        (mean, log_std)
+    }
+
+    /// Reparameterised sample `tanh(mean + std·eps)·scale + bias` for standard-normal `eps`.
+    pub fn sample(
+        &self,
+        obs: Tensor<2>,
+        eps: Tensor<2>,
+        scale: Tensor<2>,
+        bias: Tensor<2>,
+    ) -> Sampled {
+        let (mean, log_std) = self.forward(obs);
+        squash(mean, log_std, eps, scale, bias)
+    }
+
+    /// The deterministic action `tanh(mean)·scale + bias`.
+    pub fn mode(&self, obs: Tensor<2>, scale: Tensor<2>, bias: Tensor<2>) -> Tensor<2> {
+        let (mean, _) = self.forward(obs);
+        let [batch, a] = mean.dims();
+        mean.tanh() * scale.expand([batch, a]) + bias.expand([batch, a])
+    }
+}
+
+/// The tanh-squashed Gaussian: action and log-density with the change-of-variables
+/// correction `− Σ ln(scale·(1 − tanh²x) + 1e-6)` (Haarnoja et al. 2018, appendix C).
+pub fn squash(
+    mean: Tensor<2>,
+    log_std: Tensor<2>,
+    eps: Tensor<2>,
+    scale: Tensor<2>,
+    bias: Tensor<2>,
+) -> Sampled {
+    let [batch, a] = mean.dims();
+    let scale = scale.expand([batch, a]);
+    let x = mean + log_std.clone().exp() * eps.clone();
+    let y = x.tanh();
+    let action = y.clone() * scale.clone() + bias.expand([batch, a]);
+    let gaussian = (eps.square().mul_scalar(-0.5) - log_std).sub_scalar(HALF_LN_TAU);
+    let correction = (scale * (y.square().neg().add_scalar(1.0)))
+        .add_scalar(1e-6)
+        .log();
+    Sampled {
+        action,
+        log_prob: (gaussian - correction).sum_dim(1),
+    }
+}
+
+/// Two Q networks `(obs, action) → value`, trained together (clipped double-Q).
+#[derive(Module, Debug)]
+pub struct Critics {
+    /// First Q network.
+    pub q1: Mlp,
+    /// Second Q network.
+    pub q2: Mlp,
+}
+
+impl Critics {
+    /// Two independent `hidden` ReLU MLPs on the concatenated observation and action.
+    pub fn new(
+        obs_dim: usize,
+        action_dim: usize,
+        hidden: &[usize],
+        device: &Device,
+        rng: &mut EnvRng,
+    ) -> Self {
+        let sizes = [&[obs_dim + action_dim], hidden, &[1]].concat();
+        Self {
+            q1: Mlp::new(&sizes, Activation::Relu, 1.0, device, rng),
+            q2: Mlp::new(&sizes, Activation::Relu, 1.0, device, rng),
+        }
+    }
+
+    /// Both Q values `[B, 1]`.
+    pub fn forward(&self, obs: Tensor<2>, action: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
+        let input = Tensor::cat(vec![obs, action], 1);
+        (self.q1.forward(input.clone()), self.q2.forward(input))
+    }
+
+    /// `tau · self + (1 − tau) · target` for both networks.
+    pub fn polyak_into(&self, target: Critics, tau: f64) -> Critics {
+        Critics {
+            q1: self.q1.polyak_into(target.q1, tau),
+            q2: self.q2.polyak_into(target.q2, tau),
+        }
+    }
+}
+
+/// The entropy temperature α, learned as `log α`.
+#[derive(Module, Debug)]
+pub struct Temperature {
+    /// `log α` `[1]`.
+    pub log_alpha: Param<Tensor<1>>,
+}
+
+impl Temperature {
+    /// Starts at `α = alpha`.
+    pub fn new(alpha: f64, device: &Device) -> Self {
+        Self {
+            log_alpha: Param::from_tensor(Tensor::from_data(
+                TensorData::new(vec![alpha.ln() as f32], [1]),
+                device,
+            )),
+        }
+    }
+
+    /// `α`.
+    pub fn alpha(&self) -> Tensor<1> {
+        self.log_alpha.val().exp()
+    }
+}

@@ -1,0 +1,244 @@
+//! Unit checks of the learners' mathematics, each able to fail if the formula were wrong.
+
+use burn::optim::GradientsParams;
+use burn::prelude::*;
+use proprio::rng::episode_rng;
+use proprio::serde_json;
+use proprio::wrappers::RunningMeanStd;
+use proprio_learn::ppo::{clipped_surrogate, gae};
+use proprio_learn::sac::squash;
+use proprio_learn::{ActionHead, Activation, Mlp, NormalizerStats, orthogonal};
+
+fn cpu() -> Device {
+    Device::flex()
+}
+
+fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().try_into_vec::<f32>().unwrap()
+}
+
+fn close(a: &[f32], b: &[f32], tol: f32) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() <= tol, "{a:?} vs {b:?}");
+    }
+}
+
+#[test]
+fn gae_matches_a_hand_computed_rollout_with_a_truncation() {
+    // One env, four steps, γ = 0.9, λ = 0.8. Step 1 was truncated: the learner
+    // already added γ·V(final obs) = 0.9 · 10 to its reward (2 → 11), and obs[2]
+    // starts a new episode (dones[2] = 1), so nothing flows back across it.
+    let rewards = [1.0, 11.0, 3.0, 4.0];
+    let values = [0.5, 1.0, 1.5, 2.0];
+    let dones = [0.0, 0.0, 1.0, 0.0];
+    let (adv, ret) = gae(&rewards, &values, &dones, &[3.0], &[0.0], 0.9, 0.8);
+    // δ3 = 4 + 0.9·3 − 2 = 4.7;  δ2 = 3 + 0.9·2 − 1.5 = 3.3, A2 = 3.3 + 0.72·4.7 = 6.684
+    // δ1 = 11 − 1 = 10 (episode boundary);  δ0 = 1 + 0.9·1 − 0.5 = 1.4, A0 = 1.4 + 0.72·10 = 8.6
+    close(&adv, &[8.6, 10.0, 6.684, 4.7], 1e-5);
+    close(&ret, &[9.1, 11.0, 8.184, 6.7], 1e-5);
+}
+
+#[test]
+fn gae_keeps_envs_apart_and_stops_at_the_last_done() {
+    // Two envs interleaved [T, N]; env 1's episode ended after the last step (next_done = 1).
+    let rewards = [1.0, 1.0, 1.0, 1.0];
+    let values = [0.0, 0.0, 0.0, 0.0];
+    let (adv, _) = gae(
+        &rewards,
+        &values,
+        &[0.0; 4],
+        &[5.0, 5.0],
+        &[0.0, 1.0],
+        0.5,
+        1.0,
+    );
+    // env 0: A1 = 1 + 0.5·5 = 3.5, A0 = 1 + 0.5·3.5 = 2.75; env 1: A1 = 1, A0 = 1 + 0.5 = 1.5
+    close(&adv, &[2.75, 1.5, 3.5, 1.0], 1e-6);
+}
+
+#[test]
+fn tanh_squashed_density_integrates_to_one_over_the_action_box() {
+    // Pendulum-like box [−2, 2]: scale 2, bias 0. Integrate exp(log π(a)) over a.
+    let device = cpu();
+    let (mean, log_std) = (0.3f32, -0.4f32);
+    let n = 20_000;
+    let eps: Vec<f32> = (0..n)
+        .map(|k| -8.0 + 16.0 * (k as f32 + 0.5) / n as f32)
+        .collect();
+    let sampled = squash(
+        Tensor::<2>::full([n, 1], mean, &device),
+        Tensor::<2>::full([n, 1], log_std, &device),
+        Tensor::<2>::from_data(TensorData::new(eps.clone(), [n, 1]), &device),
+        Tensor::<2>::full([1, 1], 2.0, &device),
+        Tensor::<2>::zeros([1, 1], &device),
+    );
+    let actions = values(sampled.action);
+    let log_prob = values(sampled.log_prob);
+    let mut integral = 0.0f64;
+    for k in 1..n {
+        let da = f64::from(actions[k] - actions[k - 1]);
+        integral += da * 0.5 * (f64::from(log_prob[k]).exp() + f64::from(log_prob[k - 1]).exp());
+    }
+    assert!(
+        (integral - 1.0).abs() < 2e-3,
+        "density integrates to {integral}"
+    );
+    // And one point against the closed form: log N(x) − log(2 (1 − tanh² x) + 1e-6).
+    let x = mean + log_std.exp() * eps[n / 3];
+    let expected = -0.5 * eps[n / 3].powi(2)
+        - log_std
+        - 0.918_938_5
+        - (2.0 * (1.0 - x.tanh().powi(2)) + 1e-6).ln();
+    assert!((log_prob[n / 3] - expected).abs() < 1e-4);
+}
+
+#[test]
+fn clipped_surrogate_gradient_vanishes_only_where_clipped() {
+    let device = cpu().autodiff();
+    // Sample 0: A = +1, ratio 1.5 > 1.2 → clipped, no gradient.
+    // Sample 1: A = +1, ratio 1.1 inside → d/d log ρ of −A·ρ/2 = −ρ/2 = −0.55.
+    let log_ratio = Tensor::<1>::from_data(
+        TensorData::new(vec![1.5f32.ln(), 1.1f32.ln()], [2]),
+        &device,
+    )
+    .require_grad();
+    let adv = Tensor::<1>::from_data(TensorData::new(vec![1.0f32, 1.0], [2]), &device);
+    let loss = clipped_surrogate(log_ratio.clone().exp(), adv, 0.2);
+    close(&values(loss.clone()), &[-(1.2 + 1.1) / 2.0], 1e-6);
+    let grads = loss.backward();
+    let g = values(log_ratio.grad(&grads).unwrap());
+    close(&g, &[0.0, -0.55], 1e-6);
+
+    // Negative advantages: ratio 0.5 < 0.8 is clipped (no gradient); ratio 1.5 is not (pessimistic bound).
+    let log_ratio = Tensor::<1>::from_data(
+        TensorData::new(vec![0.5f32.ln(), 1.5f32.ln()], [2]),
+        &device,
+    )
+    .require_grad();
+    let adv = Tensor::<1>::from_data(TensorData::new(vec![-1.0f32, -1.0], [2]), &device);
+    let grads = clipped_surrogate(log_ratio.clone().exp(), adv, 0.2).backward();
+    close(&values(log_ratio.grad(&grads).unwrap()), &[0.0, 0.75], 1e-6);
+}
+
+#[test]
+fn polyak_update_mixes_every_parameter() {
+    let device = cpu();
+    let rng = &mut episode_rng(1, 0, 0);
+    let online = Mlp::new(&[3, 4, 2], Activation::Tanh, 1.0, &device, rng);
+    let target = Mlp::new(&[3, 4, 2], Activation::Tanh, 1.0, &device, rng);
+    let x = Tensor::<2>::from_data(TensorData::new(vec![0.3f32, -1.0, 0.7], [1, 3]), &device);
+    let mixed = online.polyak_into(target.clone(), 0.25);
+    // A one-layer net is affine in its parameters: its output must mix exactly.
+    let single_online = Mlp::new(&[3, 2], Activation::Relu, 1.0, &device, rng);
+    let single_target = Mlp::new(&[3, 2], Activation::Relu, 1.0, &device, rng);
+    let single_mixed = single_online.polyak_into(single_target.clone(), 0.25);
+    let (o, t, m) = (
+        values(single_online.forward(x.clone())),
+        values(single_target.forward(x.clone())),
+        values(single_mixed.forward(x.clone())),
+    );
+    let expected: Vec<f32> = o.iter().zip(&t).map(|(o, t)| 0.25 * o + 0.75 * t).collect();
+    close(&m, &expected, 1e-5);
+    assert_ne!(
+        values(mixed.forward(x.clone())),
+        values(target.forward(x.clone()))
+    );
+    let full = online.polyak_into(target, 1.0);
+    close(
+        &values(full.forward(x.clone())),
+        &values(online.forward(x)),
+        1e-6,
+    );
+}
+
+#[test]
+fn global_norm_clipping_scales_all_gradients_together() {
+    let device = cpu().autodiff();
+    let net = Mlp::new(
+        &[2, 3, 1],
+        Activation::Tanh,
+        1.0,
+        &device,
+        &mut episode_rng(3, 0, 0),
+    );
+    let x = Tensor::<2>::from_data(TensorData::new(vec![5.0f32, -4.0], [1, 2]), &device);
+    let loss = net.forward(x).square().sum().mul_scalar(100.0);
+    let mut grads = GradientsParams::from_grads(loss.backward(), &net);
+    let before = proprio_learn::clip_global_norm(&net, &mut grads, 0.5);
+    assert!(
+        before > 0.5,
+        "the test needs a gradient above the bound, got {before}"
+    );
+    let after = proprio_learn::clip_global_norm(&net, &mut grads, 1e9);
+    assert!((after - 0.5).abs() < 1e-3, "norm after clipping is {after}");
+}
+
+#[test]
+fn categorical_head_samples_match_its_log_probabilities() {
+    let head = ActionHead::Categorical {
+        nvec: vec![3],
+        start: vec![-1],
+    };
+    let logits = [0.0f32, 1.0, 2.0];
+    let mut rng = episode_rng(0, 0, 0);
+    let mut counts = [0usize; 3];
+    let (mut stored, mut env_action) = ([0.0f32], [0.0f32]);
+    for _ in 0..30_000 {
+        let lp = head.sample(&logits, &[], &mut rng, false, &mut stored, &mut env_action);
+        let k = stored[0] as usize;
+        counts[k] += 1;
+        assert_eq!(env_action[0], k as f32 - 1.0, "env action is index + start");
+        let z: f32 = logits.iter().map(|l| l.exp()).sum();
+        assert!((lp - (logits[k].exp() / z).ln()).abs() < 1e-5);
+    }
+    let z: f32 = logits.iter().map(|l| l.exp()).sum();
+    for k in 0..3 {
+        let p = counts[k] as f32 / 30_000.0;
+        assert!((p - logits[k].exp() / z).abs() < 0.01, "category {k}: {p}");
+    }
+    head.sample(&logits, &[], &mut rng, true, &mut stored, &mut env_action);
+    assert_eq!(stored[0], 2.0, "deterministic takes the mode");
+}
+
+#[test]
+fn normaliser_statistics_round_trip_through_json() {
+    let mut obs = RunningMeanStd::new(3);
+    obs.update(&[1.0, 2.0, 3.0, -1.0, 0.5, 7.25], |_| false);
+    let mut ret = RunningMeanStd::new(1);
+    ret.update(&[0.1, 3.3, -2.0], |_| false);
+    let stats = NormalizerStats { obs, ret };
+    let text = serde_json::to_string(&stats).unwrap();
+    let back: NormalizerStats = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, stats, "f64 statistics survive bit-exactly");
+}
+
+#[test]
+fn orthogonal_initialisation_is_orthogonal_with_the_given_gain() {
+    for (rows, cols) in [(4, 64), (64, 64), (64, 2)] {
+        let w = orthogonal(rows, cols, 2.0, &mut episode_rng(9, 0, 0));
+        // The shorter side's vectors are orthogonal with norm = gain.
+        let (short, long) = (rows.min(cols), rows.max(cols));
+        let at = |i: usize, k: usize| {
+            if rows <= cols {
+                w[i * cols + k]
+            } else {
+                w[k * cols + i]
+            }
+        };
+        for i in 0..short {
+            for j in 0..short {
+                let dot: f32 = (0..long).map(|k| at(i, k) * at(j, k)).sum();
+                let expected = if i == j { 4.0 } else { 0.0 };
+                assert!(
+                    (dot - expected).abs() < 1e-4,
+                    "{rows}x{cols}: <{i},{j}> = {dot}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        orthogonal(3, 5, 1.0, &mut episode_rng(1, 0, 0)),
+        orthogonal(3, 5, 1.0, &mut episode_rng(1, 0, 0))
+    );
+}

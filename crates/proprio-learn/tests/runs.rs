@@ -1,0 +1,191 @@
+//! Whole training runs, kept tiny: determinism, resume, and checkpoints that act.
+
+use proprio::serde_json::{self, Map, Value, json};
+use proprio_learn::{Algo, Backend, EnvSource, Policy, TrainRequest, resume, train};
+use std::path::{Path, PathBuf};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("proprio-learn-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn request(algo: Algo, env: &str, overrides: Value, out: PathBuf) -> TrainRequest {
+    TrainRequest {
+        algo,
+        env: EnvSource {
+            id: env.into(),
+            config: Value::Null,
+        },
+        seed: 7,
+        backend: Backend::Cpu,
+        threads: Some(2),
+        overrides: overrides.as_object().cloned().unwrap_or_default(),
+        out: Some(out),
+    }
+}
+
+/// Metrics rows without the wall-clock columns.
+fn rows(run: &Path) -> Vec<Map<String, Value>> {
+    std::fs::read_to_string(run.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut row: Map<String, Value> = serde_json::from_str(l).unwrap();
+            row.remove("time_s");
+            row.remove("sps");
+            row
+        })
+        .collect()
+}
+
+fn tiny_ppo() -> Value {
+    json!({"num_steps": 32, "total_steps": 1024, "eval_every": 512, "eval_episodes": 2, "hidden": [16, 16], "anneal_lr": false})
+}
+
+#[test]
+fn same_seed_gives_an_identical_metrics_file() {
+    let dir = scratch("determinism");
+    for (algo, env, overrides) in [
+        (Algo::Ppo, "classic/cartpole-v1", tiny_ppo()),
+        (
+            Algo::Ppo,
+            "classic/pendulum-v1",
+            json!({"num_steps": 64, "num_minibatches": 4, "update_epochs": 2, "total_steps": 256, "eval_episodes": 2, "hidden": [16]}),
+        ),
+        (
+            Algo::Sac,
+            "classic/pendulum-v1",
+            json!({"total_steps": 300, "learning_starts": 100, "batch_size": 32, "hidden": [16, 16], "eval_episodes": 2}),
+        ),
+    ] {
+        let a = train(request(
+            algo,
+            env,
+            overrides.clone(),
+            dir.join(format!("{env}-{algo:?}-a")),
+        ))
+        .unwrap();
+        let b = train(request(
+            algo,
+            env,
+            overrides,
+            dir.join(format!("{env}-{algo:?}-b")),
+        ))
+        .unwrap();
+        let (ra, rb) = (rows(&a), rows(&b));
+        assert!(
+            !ra.is_empty() && ra.iter().any(|r| r.contains_key("eval_return")),
+            "{env} {algo:?}"
+        );
+        assert_eq!(ra, rb, "{env} {algo:?}: two runs with one seed differ");
+    }
+}
+
+#[test]
+fn resume_continues_where_an_uninterrupted_run_would_be() {
+    let dir = scratch("resume");
+    let whole = train(request(
+        Algo::Ppo,
+        "classic/cartpole-v1",
+        tiny_ppo(),
+        dir.join("whole"),
+    ))
+    .unwrap();
+    let mut half = tiny_ppo();
+    half["total_steps"] = json!(512);
+    let part = train(request(
+        Algo::Ppo,
+        "classic/cartpole-v1",
+        half,
+        dir.join("part"),
+    ))
+    .unwrap();
+    assert_eq!(rows(&part).len(), 4);
+    resume(part.clone(), Some(1024)).unwrap();
+    assert_eq!(
+        rows(&part),
+        rows(&whole),
+        "weights, optimizer, envs and generator must all carry over"
+    );
+}
+
+#[test]
+fn a_checkpoint_acts_like_the_policy_that_was_evaluated() {
+    let dir = scratch("policy");
+    let overrides = json!({"num_steps": 64, "num_minibatches": 4, "update_epochs": 2, "total_steps": 256, "eval_episodes": 3, "hidden": [16]});
+    let run = train(request(
+        Algo::Ppo,
+        "classic/pendulum-v1",
+        overrides,
+        dir.join("ppo"),
+    ))
+    .unwrap();
+    let last_eval = rows(&run)
+        .iter()
+        .rev()
+        .find_map(|r| r["eval_return"].as_f64())
+        .unwrap();
+    let mut policy = Policy::load(&run).unwrap();
+    let returns = policy.evaluate(3, 7 + 1_000_003, true).unwrap();
+    let mean = returns.iter().sum::<f64>() / 3.0;
+    assert!(
+        (mean - last_eval).abs() < 1e-6,
+        "policy {mean} vs training evaluation {last_eval}: normalisation or weights differ"
+    );
+    let action = policy.act(&[1.0, 0.0, 0.0], true).unwrap();
+    assert_eq!(action.len(), 1);
+    assert!(
+        Policy::load(&dir).is_err(),
+        "a directory without run.json is refused"
+    );
+}
+
+#[test]
+fn a_run_directory_is_never_overwritten() {
+    let dir = scratch("overwrite");
+    let out = dir.join("run");
+    train(request(
+        Algo::Ppo,
+        "classic/cartpole-v1",
+        json!({"num_steps": 16, "total_steps": 64, "eval_episodes": 1, "hidden": [8]}),
+        out.clone(),
+    ))
+    .unwrap();
+    let before = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+    let err = train(request(
+        Algo::Ppo,
+        "classic/cartpole-v1",
+        json!({"total_steps": 64}),
+        out.clone(),
+    ))
+    .unwrap_err();
+    assert!(err.to_string().contains("already exists"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("metrics.jsonl")).unwrap(),
+        before
+    );
+    let err = train(request(
+        Algo::Sac,
+        "classic/cartpole-v1",
+        json!({}),
+        dir.join("sac"),
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("SAC needs a box action space"),
+        "{err}"
+    );
+    let err = train(request(
+        Algo::Ppo,
+        "classic/cartpole-v1",
+        json!({"learning_rat": 0.1}),
+        dir.join("typo"),
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("unknown key 'learning_rat'"),
+        "{err}"
+    );
+}
