@@ -30,7 +30,7 @@ pub use registry::{EnvEntry, MAX_EPISODE_STEPS, MakeEnv, MakeVecEnv, Registry};
 pub use rng::{EnvRng, episode_rng};
 pub use space::Space;
 pub use task::{NoConfig, Outcome, Task, TaskEnv};
-pub use threaded::{MAX_THREADS, ThreadedVecEnv};
+pub use threaded::{MAX_THREADS, MIN_ENVS_PER_THREAD, ThreadedVecEnv};
 pub use vec_env::{AutoresetMode, Batch, VecEnv, VecOptions, check_actions_len};
 
 /// Re-exported so env crates and agents use the same versions.

@@ -15,6 +15,10 @@ use std::sync::Mutex;
 /// Most worker threads one vector env uses.
 pub const MAX_THREADS: usize = 64;
 
+/// Fewest envs per thread: smaller batches run on fewer threads, since waking a
+/// worker costs more than stepping a few envs (and would take a core from the learner).
+pub const MIN_ENVS_PER_THREAD: usize = 16;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
     Running,
@@ -175,6 +179,7 @@ impl<E: Env> ThreadedVecEnv<E> {
                 "threads must be in 1..={MAX_THREADS}, got {threads}"
             )));
         }
+        let threads = threads.min(envs.len().div_ceil(MIN_ENVS_PER_THREAD));
         let pool = WorkerPool::new(threads)
             .map_err(|e| Error::Shape(format!("cannot start {threads} worker threads: {e}")))?;
         let n = envs.len();
@@ -188,7 +193,7 @@ impl<E: Env> ThreadedVecEnv<E> {
         })
     }
 
-    /// Number of worker threads.
+    /// Number of worker threads (the requested number, capped at one per [`MIN_ENVS_PER_THREAD`] envs).
     pub fn threads(&self) -> usize {
         self.pool.threads()
     }

@@ -53,7 +53,7 @@ impl FromStr for AutoresetMode {
 pub struct VecOptions {
     /// Autoreset behaviour.
     pub autoreset: AutoresetMode,
-    /// Worker threads; `None` uses every available core.
+    /// Worker threads; `None` uses every available core (at most one per 16 envs).
     pub threads: Option<usize>,
 }
 

@@ -1,6 +1,6 @@
 //! The compute backend, chosen at run time (burn 0.22 `Device`).
 
-use crate::error::{LearnError, Result};
+use crate::error::Result;
 use burn::tensor::Device;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -56,7 +56,7 @@ fn wgpu_device() -> Result<Device> {
 
 #[cfg(not(feature = "wgpu"))]
 fn wgpu_device() -> Result<Device> {
-    Err(LearnError::Backend(
+    Err(crate::error::LearnError::Backend(
         "this build has no wgpu backend: rebuild with `--features wgpu` (and install a Vulkan driver, e.g. mesa-vulkan-drivers)".into(),
     ))
 }

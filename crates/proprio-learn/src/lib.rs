@@ -5,6 +5,7 @@
 //! by default, or on any GPU through `wgpu` (cargo feature `wgpu`); the
 //! algorithm code is the same for both.
 
+mod burn_rl;
 mod device;
 mod envs;
 mod error;
@@ -19,6 +20,7 @@ pub mod sac;
 mod tensor;
 mod train;
 
+pub use burn_rl::BurnRlEnv;
 pub use device::Backend;
 pub use envs::{EnvSource, NormalizerStats, TrainEnv, evaluate};
 pub use error::{LearnError, Result};
