@@ -1,11 +1,12 @@
 //! The env stacks a learner trains and evaluates on, built from the core wrappers.
 
 use crate::error::{LearnError, Result};
+use crate::run::Progress;
 use proprio::serde_json::Value;
 use proprio::wrappers::{
     ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RunningMeanStd,
 };
-use proprio::{AutoresetMode, Space, VecEnv, VecOptions};
+use proprio::{AutoresetMode, EnvRng, Space, VecEnv, VecOptions};
 use serde::{Deserialize, Serialize};
 
 /// Where an env comes from: registry id and config.
@@ -105,6 +106,40 @@ impl TrainEnv {
             v.set_stats(stats.ret.clone());
             v.inner_mut().set_stats(stats.obs.clone());
         }
+    }
+
+    /// A checkpoint's progress record: the learner's counters and generator,
+    /// plus this env's normaliser statistics and a snapshot of every env.
+    pub fn progress(
+        &self,
+        global_step: u64,
+        iteration: u64,
+        elapsed_s: f64,
+        rng: &EnvRng,
+    ) -> Result<Progress> {
+        let venv = self.venv_ref();
+        let envs = (0..venv.num_envs())
+            .map(|i| venv.snapshot(i))
+            .collect::<proprio::Result<Vec<_>>>()?;
+        Ok(Progress {
+            global_step,
+            iteration,
+            elapsed_s,
+            rng: rng.clone(),
+            stats: self.stats(),
+            envs,
+        })
+    }
+
+    /// Puts the envs and statistics of a checkpoint back; returns the current observations.
+    pub fn restore(&mut self, progress: &Progress) -> Result<Vec<f32>> {
+        if let Some(stats) = &progress.stats {
+            self.set_stats(stats);
+        }
+        for (i, state) in progress.envs.iter().enumerate() {
+            self.venv().restore(state, &[i])?;
+        }
+        Ok(self.venv_ref().batch().obs.clone())
     }
 }
 

@@ -3,6 +3,7 @@
 use crate::device::Backend;
 use crate::envs::{EnvSource, NormalizerStats};
 use crate::error::{LearnError, Result};
+use burn::module::Module;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use proprio::serde_json::{self, Map, Value};
 use proprio::{EnvRng, State};
@@ -217,6 +218,22 @@ impl Run {
     pub fn finish(&self) {
         self.progress.finish();
     }
+}
+
+/// Maps a burn record error to a checkpoint error naming `path`.
+pub fn checkpoint_error(path: &Path) -> impl FnOnce(burn::store::RecordError) -> LearnError + '_ {
+    move |e| LearnError::Checkpoint {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Loads weights saved with `save_file` into `module`, as a typed error on mismatch.
+pub fn load_module<M: Module>(module: M, path: &Path) -> Result<M> {
+    let record = burn::store::ModuleRecord::load(path).map_err(checkpoint_error(path))?;
+    module
+        .try_load_record(record)
+        .map_err(checkpoint_error(path))
 }
 
 /// Reads `run.json` and the checkpoint state of a run directory (or of its `checkpoint/`).

@@ -4,11 +4,11 @@ use crate::device::Backend;
 use crate::envs::EnvSource;
 use crate::error::{LearnError, Result};
 use crate::ppo::{Ppo, PpoConfig};
-use crate::run::{Algo, Run, RunInfo, default_dir, load_run};
+use crate::run::{Algo, Progress, Run, RunInfo, default_dir, load_run};
 use crate::sac::{Sac, SacConfig};
 use proprio::Space;
 use proprio::serde_json::{self, Map, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What the user asked `proprio train` for.
 #[derive(Debug, Clone)]
@@ -79,6 +79,52 @@ fn sac_config(config: &Value, total_steps: Option<u64>) -> Result<SacConfig> {
     Ok(cfg)
 }
 
+/// A learner of either algorithm.
+enum Learner {
+    Ppo(Box<Ppo>),
+    Sac(Box<Sac>),
+}
+
+impl Learner {
+    /// Builds the learner a run describes; returns it with the steps to train for.
+    fn build(info: &RunInfo, total_steps: Option<u64>) -> Result<(Self, u64)> {
+        let device = info.backend.device()?;
+        let (env, seed, threads) = (info.env.clone(), info.seed, info.threads);
+        Ok(match info.algo {
+            Algo::Ppo => {
+                let cfg = ppo_config(&info.config, total_steps)?;
+                let total = cfg.total_steps;
+                (
+                    Self::Ppo(Box::new(Ppo::new(env, cfg, seed, device, threads)?)),
+                    total,
+                )
+            }
+            Algo::Sac => {
+                let cfg = sac_config(&info.config, total_steps)?;
+                let total = cfg.total_steps;
+                (
+                    Self::Sac(Box::new(Sac::new(env, cfg, seed, device, threads)?)),
+                    total,
+                )
+            }
+        })
+    }
+
+    fn resume(self, progress: Progress, checkpoint: &Path) -> Result<Self> {
+        Ok(match self {
+            Self::Ppo(l) => Self::Ppo(Box::new(l.resume(progress, checkpoint)?)),
+            Self::Sac(l) => Self::Sac(Box::new(l.resume(progress, checkpoint)?)),
+        })
+    }
+
+    fn train(&mut self, run: &mut Run) -> Result<()> {
+        match self {
+            Self::Ppo(l) => l.train(run),
+            Self::Sac(l) => l.train(run),
+        }
+    }
+}
+
 /// Starts a new run; returns its directory.
 pub fn train(request: TrainRequest) -> Result<PathBuf> {
     let spec = proprio::registry().spec(&request.env.id, &request.env.config)?;
@@ -95,73 +141,20 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
         config,
     };
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
-    let device = info.backend.device()?;
-    match info.algo {
-        Algo::Ppo => {
-            let cfg = ppo_config(&info.config, None)?;
-            let mut learner = Ppo::new(
-                info.env.clone(),
-                cfg.clone(),
-                info.seed,
-                device,
-                info.threads,
-            )?;
-            let mut run = Run::create(dir, info, cfg.total_steps)?;
-            learner.train(&mut run)?;
-            run.finish();
-            Ok(run.dir)
-        }
-        Algo::Sac => {
-            let cfg = sac_config(&info.config, None)?;
-            let mut learner = Sac::new(
-                info.env.clone(),
-                cfg.clone(),
-                info.seed,
-                device,
-                info.threads,
-            )?;
-            let mut run = Run::create(dir, info, cfg.total_steps)?;
-            learner.train(&mut run)?;
-            run.finish();
-            Ok(run.dir)
-        }
-    }
+    let (mut learner, total) = Learner::build(&info, None)?;
+    let mut run = Run::create(dir, info, total)?;
+    learner.train(&mut run)?;
+    run.finish();
+    Ok(run.dir)
 }
 
 /// Continues a run from its last checkpoint, optionally to a new `total_steps`.
 pub fn resume(dir: PathBuf, total_steps: Option<u64>) -> Result<PathBuf> {
     let (info, _, _) = load_run(&dir)?;
-    let device = info.backend.device()?;
-    match info.algo {
-        Algo::Ppo => {
-            let cfg = ppo_config(&info.config, total_steps)?;
-            let learner = Ppo::new(
-                info.env.clone(),
-                cfg.clone(),
-                info.seed,
-                device,
-                info.threads,
-            )?;
-            let (mut run, progress) = Run::resume(dir, cfg.total_steps)?;
-            let mut learner = learner.resume(progress, &run.checkpoint_dir())?;
-            learner.train(&mut run)?;
-            run.finish();
-            Ok(run.dir)
-        }
-        Algo::Sac => {
-            let cfg = sac_config(&info.config, total_steps)?;
-            let learner = Sac::new(
-                info.env.clone(),
-                cfg.clone(),
-                info.seed,
-                device,
-                info.threads,
-            )?;
-            let (mut run, progress) = Run::resume(dir, cfg.total_steps)?;
-            let mut learner = learner.resume(progress, &run.checkpoint_dir())?;
-            learner.train(&mut run)?;
-            run.finish();
-            Ok(run.dir)
-        }
-    }
+    let (learner, total) = Learner::build(&info, total_steps)?;
+    let (mut run, progress) = Run::resume(dir, total)?;
+    let mut learner = learner.resume(progress, &run.checkpoint_dir())?;
+    learner.train(&mut run)?;
+    run.finish();
+    Ok(run.dir)
 }

@@ -13,12 +13,11 @@ pub use update::{Batch, UpdateStats, clipped_surrogate, gae, losses};
 use crate::envs::{EnvSource, TrainEnv, evaluate};
 use crate::error::{LearnError, Result};
 use crate::head::ActionHead;
-use crate::run::{Progress, Run, next_multiple};
+use crate::run::{Progress, Run, checkpoint_error, load_module, next_multiple};
 use crate::tensor::{host, matrix, vector};
 use burn::module::Module;
 use burn::optim::{AdamConfig, ModuleOptimizer};
 use burn::prelude::*;
-use burn::store::ModuleRecord;
 use proprio::serde_json::{Map, Value, json};
 use proprio::{EnvRng, episode_rng};
 
@@ -91,33 +90,13 @@ impl Ppo {
 
     /// Continues from a checkpoint written by [`Ppo::save`].
     pub fn resume(mut self, progress: Progress, checkpoint: &std::path::Path) -> Result<Self> {
-        let model = checkpoint.join("model.bpk");
-        let record = ModuleRecord::load(&model).map_err(|e| LearnError::Checkpoint {
-            path: model.clone(),
-            message: e.to_string(),
-        })?;
-        self.agent = self
-            .agent
-            .try_load_record(record)
-            .map_err(|e| LearnError::Checkpoint {
-                path: model,
-                message: e.to_string(),
-            })?;
+        self.agent = load_module(self.agent, &checkpoint.join("model.bpk"))?;
         let optimizer = checkpoint.join("optimizer.bpk");
         self.optim = self
             .optim
             .load(&optimizer)
-            .map_err(|e| LearnError::Checkpoint {
-                path: optimizer,
-                message: e.to_string(),
-            })?;
-        if let Some(stats) = &progress.stats {
-            self.env.set_stats(stats);
-        }
-        for (i, state) in progress.envs.iter().enumerate() {
-            self.env.venv().restore(state, &[i])?;
-        }
-        self.next_obs = self.env.venv_ref().batch().obs.clone();
+            .map_err(checkpoint_error(&optimizer))?;
+        self.next_obs = self.env.restore(&progress)?;
         self.next_done.fill(0.0);
         self.rng = progress.rng;
         self.global_step = progress.global_step;
@@ -338,34 +317,19 @@ impl Ppo {
 
     /// Writes the weights, optimizer state and progress to the run's checkpoint.
     pub fn save(&self, run: &Run) -> Result<()> {
-        let venv = self.env.venv_ref();
-        let envs = (0..venv.num_envs())
-            .map(|i| venv.snapshot(i))
-            .collect::<proprio::Result<Vec<_>>>()?;
-        let progress = Progress {
-            global_step: self.global_step,
-            iteration: self.iteration,
-            elapsed_s: run.elapsed(),
-            rng: self.rng.clone(),
-            stats: self.env.stats(),
-            envs,
-        };
+        let progress =
+            self.env
+                .progress(self.global_step, self.iteration, run.elapsed(), &self.rng)?;
         run.save_checkpoint(&progress, |dir| {
             let model = dir.join("model.bpk");
             self.agent
                 .clone()
                 .save_file(&model)
-                .map_err(|e| LearnError::Checkpoint {
-                    path: model,
-                    message: e.to_string(),
-                })?;
+                .map_err(checkpoint_error(&model))?;
             let optimizer = dir.join("optimizer.bpk");
             self.optim
                 .save(&optimizer)
-                .map_err(|e| LearnError::Checkpoint {
-                    path: optimizer,
-                    message: e.to_string(),
-                })
+                .map_err(checkpoint_error(&optimizer))
         })
     }
 }

@@ -13,7 +13,7 @@ pub use replay::ReplayBuffer;
 use crate::envs::{EnvSource, TrainEnv, evaluate};
 use crate::error::{LearnError, Result};
 use crate::head::standard_normal;
-use crate::run::{Progress, Run, next_multiple};
+use crate::run::{Progress, Run, checkpoint_error, load_module, next_multiple};
 use crate::tensor::{host, matrix};
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
@@ -51,13 +51,6 @@ pub struct Sac {
     next_obs: Vec<f32>,
     episodes: Vec<(f64, f64)>,
     losses: (f32, f32, f32),
-}
-
-fn checkpoint_error(path: &Path) -> impl FnOnce(burn::store::RecordError) -> LearnError + '_ {
-    move |e| LearnError::Checkpoint {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
 }
 
 impl Sac {
@@ -354,18 +347,9 @@ impl Sac {
 
     /// Writes networks, optimizers, replay buffer and progress to the run's checkpoint.
     pub fn save(&self, run: &Run) -> Result<()> {
-        let venv = self.env.venv_ref();
-        let envs = (0..venv.num_envs())
-            .map(|i| venv.snapshot(i))
-            .collect::<proprio::Result<Vec<_>>>()?;
-        let progress = Progress {
-            global_step: self.global_step,
-            iteration: self.iteration,
-            elapsed_s: run.elapsed(),
-            rng: self.rng.clone(),
-            stats: self.env.stats(),
-            envs,
-        };
+        let progress =
+            self.env
+                .progress(self.global_step, self.iteration, run.elapsed(), &self.rng)?;
         run.save_checkpoint(&progress, |dir| {
             let save = |name: &str, f: &dyn Fn(&Path) -> std::result::Result<(), burn::store::RecordError>| {
                 let path = dir.join(name);
@@ -396,26 +380,12 @@ impl Sac {
         self.q_optim = load_optim(self.q_optim, "q_optimizer.bpk")?;
         self.alpha_optim = load_optim(self.alpha_optim, "alpha_optimizer.bpk")?;
         self.buffer = crate::run::read_json(&checkpoint.join("replay.json"))?;
-        if let Some(stats) = &progress.stats {
-            self.env.set_stats(stats);
-        }
-        for (i, state) in progress.envs.iter().enumerate() {
-            self.env.venv().restore(state, &[i])?;
-        }
-        self.next_obs = self.env.venv_ref().batch().obs.clone();
+        self.next_obs = self.env.restore(&progress)?;
         self.rng = progress.rng;
         self.global_step = progress.global_step;
         self.iteration = progress.iteration;
         Ok(self)
     }
-}
-
-/// Loads weights saved with `save_file` into `module`, as a typed error on mismatch.
-pub fn load_module<M: Module>(module: M, path: &Path) -> Result<M> {
-    let record = burn::store::ModuleRecord::load(path).map_err(checkpoint_error(path))?;
-    module
-        .try_load_record(record)
-        .map_err(checkpoint_error(path))
 }
 
 fn actor_device(actor: &Actor) -> Device {
