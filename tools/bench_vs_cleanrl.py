@@ -13,7 +13,8 @@ commands one after another, and reports for each:
 
 Usage: tools/bench_vs_cleanrl.sh (makes the venv), or
   bench_vs_cleanrl.py --cleanrl DIR --python VENV/bin/python [--tasks a,b] [--seeds 1,2]
-where DIR holds CleanRL's scripts (vwxyzjn/cleanrl, cleanrl/*.py; tested at fe8d8a03).
+where DIR holds CleanRL's three scripts (from cleanrl/) and its cleanrl_utils/
+package, which the SAC script imports (vwxyzjn/cleanrl; tested at fe8d8a03).
 """
 import argparse
 import json
