@@ -27,6 +27,9 @@ pub struct NormalizerStats {
     pub ret: RunningMeanStd,
 }
 
+/// Normalised observations and rewards are clipped to ±this (CleanRL).
+pub const NORMALIZED_CLIP: f32 = 10.0;
+
 type Normalized = NormalizeReward<NormalizeObservation<Box<dyn VecEnv>>>;
 
 /// The training env: episode statistics, action clipping for boxes, and
@@ -64,9 +67,9 @@ impl TrainEnv {
         let venv = base(source, num_envs, options)?;
         Ok(if normalize {
             Self::Normalized(Box::new(NormalizeReward::new(
-                NormalizeObservation::new(venv, Some(10.0)),
+                NormalizeObservation::new(venv, Some(NORMALIZED_CLIP)),
                 gamma,
-                Some(10.0),
+                Some(NORMALIZED_CLIP),
             )))
         } else {
             Self::Raw(venv)
@@ -164,7 +167,7 @@ pub fn evaluate(
     let venv = base(source, episodes, options)?;
     let mut venv: Box<dyn VecEnv> = match obs_stats {
         Some(stats) => {
-            let mut normalized = NormalizeObservation::new(venv, Some(10.0));
+            let mut normalized = NormalizeObservation::new(venv, Some(NORMALIZED_CLIP));
             normalized.set_stats(stats.clone());
             normalized.set_update(false);
             Box::new(normalized)

@@ -11,7 +11,8 @@ use proprio::rand::RngExt;
 use proprio::{EnvRng, Space};
 use serde::{Deserialize, Serialize};
 
-const HALF_LN_TAU: f32 = 0.918_938_5; // ½ ln(2π)
+/// ½ ln(2π), the Gaussian log-density's constant.
+pub(crate) const HALF_LN_TAU: f32 = 0.918_938_5;
 
 /// The action distribution family, derived from the action space.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

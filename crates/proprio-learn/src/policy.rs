@@ -1,12 +1,12 @@
 //! `Policy`: a trained checkpoint that acts, for `proprio eval`, the viewer and library users.
 
-use crate::envs::{EnvSource, evaluate};
+use crate::envs::{EnvSource, NORMALIZED_CLIP, evaluate};
 use crate::error::{LearnError, Result};
 use crate::head::{ActionHead, standard_normal};
 use crate::ppo::ActorCritic;
 use crate::run::load_module;
 use crate::run::{Algo, RunInfo, load_run};
-use crate::sac::{Actor, squash};
+use crate::sac::{Actor, box_affine, squash};
 use crate::tensor::{host, matrix};
 use burn::prelude::*;
 use proprio::wrappers::RunningMeanStd;
@@ -84,8 +84,7 @@ impl Policy {
                     &mut episode_rng(0, 0, 0),
                 );
                 let actor = load_module(actor, &checkpoint.join("actor.bpk"))?;
-                let scale: Vec<f32> = low.iter().zip(high).map(|(l, h)| (h - l) / 2.0).collect();
-                let bias: Vec<f32> = low.iter().zip(high).map(|(l, h)| (h + l) / 2.0).collect();
+                let (scale, bias) = box_affine(low, high);
                 Networks::Sac(Box::new(SquashedActor {
                     actor,
                     scale: matrix(&scale, 1, low.len(), &device),
@@ -116,18 +115,11 @@ impl Policy {
 
     /// Normalises raw observations with the training statistics (as `NormalizeObservation` did).
     fn normalise(&self, obs: &[f32]) -> Vec<f32> {
-        match &self.obs_stats {
-            None => obs.to_vec(),
-            Some(s) => obs
-                .iter()
-                .enumerate()
-                .map(|(k, &x)| {
-                    let j = k % self.obs_dim;
-                    (((f64::from(x) - s.mean[j]) / (s.var[j] + 1e-8).sqrt()) as f32)
-                        .clamp(-10.0, 10.0)
-                })
-                .collect(),
+        let mut x = obs.to_vec();
+        if let Some(stats) = &self.obs_stats {
+            stats.normalize(&mut x, Some(NORMALIZED_CLIP));
         }
+        x
     }
 
     /// Actions for a batch of raw observations `[N × D]`, written to `actions` `[N × A]`:

@@ -12,7 +12,7 @@ mod time_limit;
 
 pub use action::{ClipAction, RescaleAction};
 pub use episode_stats::RecordEpisodeStatistics;
-pub use normalize::{NormalizeObservation, NormalizeReward, RunningMeanStd};
+pub use normalize::{EPSILON, NormalizeObservation, NormalizeReward, RunningMeanStd};
 pub use time_limit::TimeLimit;
 
 /// Forwards the [`VecEnv`](crate::VecEnv) methods a wrapper does not change to `self.inner`.

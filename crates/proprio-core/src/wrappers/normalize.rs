@@ -5,6 +5,9 @@ use crate::error::Result;
 use crate::vec_env::{AutoresetMode, Batch, VecEnv};
 use serde::{Deserialize, Serialize};
 
+/// Added to variances before taking square roots (Gymnasium's default).
+pub const EPSILON: f64 = 1e-8;
+
 /// Running mean and variance per component (parallel Welford, as Gymnasium's
 /// `RunningMeanStd`); serialisable so it can be saved with a checkpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,6 +27,22 @@ impl RunningMeanStd {
             mean: vec![0.0; dim],
             var: vec![1.0; dim],
             count: 1e-4,
+        }
+    }
+
+    /// `1 / sqrt(var + EPSILON)` of component `k`: the factor normalisation multiplies by.
+    pub fn inverse_std(&self, k: usize) -> f64 {
+        1.0 / (self.var[k] + EPSILON).sqrt()
+    }
+
+    /// Normalises a batch of rows in place, `(x − mean) / std`, clipped to ±`clip` if given
+    /// (what [`NormalizeObservation`] does; usable on raw observations at inference time).
+    pub fn normalize(&self, rows: &mut [f32], clip: Option<f32>) {
+        let dim = self.mean.len().max(1);
+        for (j, x) in rows.iter_mut().enumerate() {
+            let k = j % dim;
+            let z = ((f64::from(*x) - self.mean[k]) * self.inverse_std(k)) as f32;
+            *x = clip.map_or(z, |c| z.clamp(-c, c));
         }
     }
 
@@ -57,7 +76,6 @@ impl RunningMeanStd {
 pub struct NormalizeObservation<V> {
     inner: V,
     rms: RunningMeanStd,
-    epsilon: f64,
     clip: Option<f32>,
     update: bool,
     /// (mean, 1/std) per component, refreshed every call; kept to avoid allocating.
@@ -71,7 +89,6 @@ impl<V: VecEnv> NormalizeObservation<V> {
         Self {
             inner,
             rms: RunningMeanStd::new(dim),
-            epsilon: 1e-8,
             clip,
             update: true,
             scale: Vec::with_capacity(dim),
@@ -115,13 +132,10 @@ impl<V: VecEnv> NormalizeObservation<V> {
             obs_dim,
             ..
         } = batch;
-        let epsilon = self.epsilon;
         self.scale.clear();
-        self.scale.extend(
-            (self.rms.mean.iter())
-                .zip(&self.rms.var)
-                .map(|(&m, &v)| (m, 1.0 / (v + epsilon).sqrt())),
-        );
+        let rms = &self.rms;
+        self.scale
+            .extend((0..rms.mean.len()).map(|k| (rms.mean[k], rms.inverse_std(k))));
         let scale = &self.scale;
         let apply = |row: &mut [f32]| {
             for (x, &(m, s)) in row.iter_mut().zip(scale) {
@@ -164,7 +178,6 @@ pub struct NormalizeReward<V> {
     returns: Vec<f32>,
     prev_done: Vec<bool>,
     gamma: f32,
-    epsilon: f64,
     clip: Option<f32>,
     update: bool,
 }
@@ -180,7 +193,6 @@ impl<V: VecEnv> NormalizeReward<V> {
             returns: vec![0.0; n],
             prev_done: vec![false; n],
             gamma,
-            epsilon: 1e-8,
             clip,
             update: true,
         }
@@ -243,7 +255,7 @@ impl<V: VecEnv> VecEnv for NormalizeReward<V> {
         if self.update {
             self.rms.update(&self.returns, inactive);
         }
-        let scale = 1.0 / (self.rms.var[0] + self.epsilon).sqrt();
+        let scale = self.rms.inverse_std(0);
         for (i, r) in batch.reward.iter_mut().enumerate() {
             let scaled = (f64::from(*r) * scale) as f32;
             *r = self.clip.map_or(scaled, |c| scaled.clamp(-c, c));

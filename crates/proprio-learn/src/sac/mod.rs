@@ -7,7 +7,7 @@ mod nets;
 mod replay;
 
 pub use config::SacConfig;
-pub use nets::{Actor, Critics, Sampled, Temperature, squash};
+pub use nets::{Actor, Critics, Sampled, Temperature, box_affine, squash};
 pub use replay::ReplayBuffer;
 
 use crate::envs::{EnvSource, TrainEnv, evaluate};
@@ -112,18 +112,7 @@ impl Sac {
     }
 
     fn scale_bias(&self, device: &Device) -> (Tensor<2>, Tensor<2>) {
-        let scale: Vec<f32> = self
-            .low
-            .iter()
-            .zip(&self.high)
-            .map(|(l, h)| (h - l) / 2.0)
-            .collect();
-        let bias: Vec<f32> = self
-            .low
-            .iter()
-            .zip(&self.high)
-            .map(|(l, h)| (h + l) / 2.0)
-            .collect();
+        let (scale, bias) = box_affine(&self.low, &self.high);
         (
             matrix(&scale, 1, self.action_dim, device),
             matrix(&bias, 1, self.action_dim, device),

@@ -1,5 +1,6 @@
 //! SAC networks: a tanh-squashed Gaussian actor, twin Q critics, and the temperature.
 
+use crate::head::HALF_LN_TAU;
 use crate::mlp::{Activation, Mlp};
 use burn::module::Param;
 use burn::prelude::*;
@@ -8,7 +9,6 @@ use proprio::EnvRng;
 /// CleanRL's log-std range.
 const LOG_STD_MIN: f32 = -5.0;
 const LOG_STD_MAX: f32 = 2.0;
-const HALF_LN_TAU: f32 = 0.918_938_5;
 
 /// Observation → (mean, log-std) of a Gaussian squashed by tanh into the action box.
 #[derive(Module, Debug)]
@@ -74,6 +74,14 @@ impl Actor {
         let [batch, a] = mean.dims();
         mean.tanh() * scale.expand([batch, a]) + bias.expand([batch, a])
     }
+}
+
+/// `(scale, bias)` mapping `[-1, 1]` onto the box `[low, high]`, per component.
+pub fn box_affine(low: &[f32], high: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    low.iter()
+        .zip(high)
+        .map(|(l, h)| ((h - l) / 2.0, (h + l) / 2.0))
+        .unzip()
 }
 
 /// The tanh-squashed Gaussian: action and log-density with the change-of-variables
