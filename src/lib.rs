@@ -22,6 +22,8 @@ pub fn registry() -> &'static Registry {
         let mut registry = Registry::new();
         #[cfg(feature = "classic")]
         proprio_classic::register(&mut registry);
+        #[cfg(feature = "drones")]
+        proprio_drones::register(&mut registry);
         registry
     })
 }

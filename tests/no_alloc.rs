@@ -29,10 +29,13 @@ fn stepping_allocates_nothing_after_warm_up() {
         ("classic/cartpole-v1", AutoresetMode::NextStep),
         ("classic/cartpole-v1", AutoresetMode::SameStep),
         ("classic/pendulum-v1", AutoresetMode::SameStep),
+        ("drones/hover-v0", AutoresetMode::NextStep),
+        ("drones/gates-v0", AutoresetMode::SameStep),
     ] {
         let options = VecOptions {
             autoreset: mode,
             threads: Some(2),
+            ..VecOptions::default()
         };
         let venv = proprio::make_vec(id, 256, &Value::Null, options).unwrap();
         let mut venv = NormalizeReward::new(

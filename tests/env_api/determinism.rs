@@ -25,26 +25,33 @@ fn trace(id: &str, n: usize, threads: usize, keep: usize, steps: u64) -> Trace {
 
 #[test]
 fn trajectories_do_not_depend_on_batch_size_or_threads() {
-    for id in ["classic/cartpole-v1", "classic/pendulum-v1"] {
-        // 450 steps: many CartPole episodes and two Pendulum truncations, all autoreset.
+    for id in [
+        "classic/cartpole-v1",
+        "classic/pendulum-v1",
+        "drones/hover-v0",
+        "drones/gates-v0",
+    ] {
+        // 450 steps: many CartPole episodes, two Pendulum truncations, drone
+        // crashes under random motor commands, all autoreset.
         let reference = trace(id, 1, 1, 1, 450);
         let episodes_ended = reference.iter().filter(|s| s.2[0] || s.3[0]).count();
         assert!(
             episodes_ended >= 2,
             "{id}: only {episodes_ended} episodes ended"
         );
-        for (n, threads) in [(7, 1), (7, 2), (64, 1), (64, 2)] {
+        // 130 envs span three 64-env chunks of the drones' struct-of-arrays state.
+        for (n, threads) in [(7, 1), (7, 2), (64, 1), (64, 2), (130, 2)] {
             let t = trace(id, n, threads, 1, 450);
             assert!(
                 t == reference,
                 "{id}: env 0 differs with {n} envs on {threads} threads"
             );
         }
-        let wide_1 = trace(id, 64, 1, 64, 120);
-        let wide_2 = trace(id, 64, 2, 64, 120);
+        let wide_1 = trace(id, 130, 1, 130, 120);
+        let wide_2 = trace(id, 130, 2, 130, 120);
         assert!(
             wide_1 == wide_2,
-            "{id}: 64 envs differ between 1 and 2 threads"
+            "{id}: 130 envs differ between 1 and 2 threads"
         );
     }
 }

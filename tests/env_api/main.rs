@@ -16,6 +16,7 @@ pub fn vec_env(id: &str, n: usize, autoreset: AutoresetMode, threads: usize) -> 
     let options = VecOptions {
         autoreset,
         threads: Some(threads),
+        ..VecOptions::default()
     };
     proprio::make_vec(id, n, &Value::Null, options).unwrap()
 }

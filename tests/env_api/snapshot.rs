@@ -54,8 +54,14 @@ fn restore_continues_bit_for_bit_through_json() {
 }
 
 #[test]
-fn classic_envs_restore_bit_for_bit() {
-    for id in ["classic/cartpole-v1", "classic/pendulum-v1"] {
+fn registered_envs_restore_bit_for_bit() {
+    for id in [
+        "classic/cartpole-v1",
+        "classic/pendulum-v1",
+        "drones/hover-v0",
+        "drones/waypoints-v0",
+        "drones/gates-v0",
+    ] {
         let mut env = proprio::make(id, &Value::Null).unwrap();
         env.reset(Some(8), None).unwrap();
         run(env.as_mut(), 33);
@@ -74,6 +80,7 @@ fn one_snapshot_restored_into_a_group_gives_identical_rollouts() {
     let options = VecOptions {
         autoreset: AutoresetMode::SameStep,
         threads: Some(2),
+        ..VecOptions::default()
     };
     let mut venv = registry
         .make_vec("test/noisy-walk-v0", 8, &Value::Null, options)

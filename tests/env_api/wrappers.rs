@@ -155,6 +155,7 @@ fn clip_and_rescale_map_actions_into_the_box() {
     let options = VecOptions {
         autoreset: AutoresetMode::NextStep,
         threads: Some(1),
+        ..VecOptions::default()
     };
     let make = || proprio::make_vec("classic/pendulum-v1", 1, &json!({}), options).unwrap();
     let mut direct = make();

@@ -3,7 +3,7 @@
 use crate::{CliResult, Failure, input};
 use clap::Args;
 use proprio::serde_json::json;
-use proprio::{VecOptions, episode_rng};
+use proprio::{Backend, VecOptions, episode_rng};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -23,6 +23,9 @@ pub struct BenchArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Where the physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend.
+    #[arg(long, default_value = "cpu")]
+    backend: Backend,
     /// Seed of the envs and of the random actions.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -47,6 +50,7 @@ pub fn run(args: &BenchArgs) -> CliResult {
     let config = input::config(args.config.as_deref())?;
     let options = VecOptions {
         threads: Some(threads),
+        backend: args.backend,
         ..VecOptions::default()
     };
     let mut venv = proprio::make_vec(&args.env, args.num_envs, &config, options)?;
@@ -72,7 +76,7 @@ pub fn run(args: &BenchArgs) -> CliResult {
     let sps = env_steps / seconds;
     let report = json!({
         "env": args.env,
-        "backend": "cpu",
+        "backend": args.backend.to_string(),
         "num_envs": args.num_envs,
         "threads": threads,
         "steps": args.steps,

@@ -3,7 +3,7 @@
 use crate::{CliResult, Failure, input};
 use clap::Args;
 use proprio::serde_json::{self, json};
-use proprio::{AutoresetMode, VecEnv, VecOptions, episode_rng};
+use proprio::{AutoresetMode, Backend, VecEnv, VecOptions, episode_rng};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -45,6 +45,9 @@ pub struct RolloutArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Where the physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend.
+    #[arg(long, default_value = "cpu")]
+    backend: Backend,
 }
 
 pub fn run(args: &RolloutArgs) -> CliResult {
@@ -52,6 +55,7 @@ pub fn run(args: &RolloutArgs) -> CliResult {
     let options = VecOptions {
         autoreset: args.autoreset,
         threads: args.threads,
+        backend: args.backend,
     };
     let mut venv = proprio::make_vec(&args.env, args.num_envs, &config, options)?;
     let space = venv.spec().action_space.clone();

@@ -44,6 +44,9 @@ pub struct TrainArgs {
     /// Env worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Where the env physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend.
+    #[arg(long, default_value = "cpu")]
+    backend: proprio::Backend,
 }
 
 fn overrides(set: &[String], total_steps: Option<u64>) -> Result<Map<String, Value>, Failure> {
@@ -72,6 +75,7 @@ pub fn run(args: &TrainArgs) -> CliResult {
             env: EnvSource {
                 id: env.clone(),
                 config: input::config(args.config.as_deref())?,
+                backend: args.backend,
             },
             seed: args.seed,
             backend: args.device,

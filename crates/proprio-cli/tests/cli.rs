@@ -51,7 +51,16 @@ fn list_json_names_every_env_with_its_spaces() {
     assert!(out.status.success());
     let rows: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
     let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["classic/cartpole-v1", "classic/pendulum-v1"]);
+    assert_eq!(
+        ids,
+        [
+            "classic/cartpole-v1",
+            "classic/pendulum-v1",
+            "drones/gates-v0",
+            "drones/hover-v0",
+            "drones/waypoints-v0"
+        ]
+    );
     assert_eq!(rows[0]["action_space"]["type"], "discrete");
     assert_eq!(rows[0]["observation_space"]["high"][1], "inf");
     assert_eq!(rows[1]["max_episode_steps"], 200);

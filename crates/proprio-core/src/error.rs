@@ -84,6 +84,9 @@ pub enum Error {
     /// A batch buffer handed to a vector env has the wrong size.
     #[error("batch shape mismatch: {0}")]
     Shape(String),
+    /// The requested backend cannot run here (no GPU adapter, or no GPU version of the env).
+    #[error("{0}")]
+    Backend(String),
 }
 
 fn at_env(env: Option<usize>) -> String {
@@ -106,6 +109,16 @@ impl Error {
             },
             Self::NotReset { .. } => Self::NotReset { env: Some(index) },
             Self::EpisodeOver { .. } => Self::EpisodeOver { env: Some(index) },
+            other => other,
+        }
+    }
+
+    /// Removes the batch index, for errors of a single env.
+    pub fn without_env(self) -> Self {
+        match self {
+            Self::InvalidAction { reason, .. } => Self::InvalidAction { env: None, reason },
+            Self::NotReset { .. } => Self::NotReset { env: None },
+            Self::EpisodeOver { .. } => Self::EpisodeOver { env: None },
             other => other,
         }
     }

@@ -6,9 +6,22 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 ///
 /// Keys are `&'static str` so that clearing and refilling an `Info` on every
 /// step allocates nothing once its capacity has grown.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Info {
     entries: Vec<(&'static str, f64)>,
+}
+
+impl Clone for Info {
+    fn clone(&self) -> Self {
+        Self {
+            entries: self.entries.clone(),
+        }
+    }
+
+    /// Reuses this info's capacity (the derived version would allocate).
+    fn clone_from(&mut self, source: &Self) {
+        self.entries.clone_from(&source.entries);
+    }
 }
 
 impl Info {

@@ -13,6 +13,7 @@
 mod env;
 mod error;
 mod info;
+mod kernel;
 mod pool;
 mod registry;
 pub mod rng;
@@ -25,13 +26,17 @@ pub mod wrappers;
 pub use env::{Env, EnvSpec, Phase, ResetOptions, State, Step, Transition};
 pub use error::{ActionError, Error, Result};
 pub use info::Info;
+pub use kernel::{Kernel, KernelEnv, KernelVecEnv, command};
 pub use pool::WorkerPool;
-pub use registry::{EnvEntry, MAX_EPISODE_STEPS, MakeEnv, MakeVecEnv, Registry};
+pub use registry::{
+    Controller, EnvEntry, MAX_EPISODE_STEPS, MakeController, MakeEnv, MakeVecEnv, Registry,
+    split_config,
+};
 pub use rng::{EnvRng, episode_rng};
 pub use space::Space;
 pub use task::{NoConfig, Outcome, Task, TaskEnv};
 pub use threaded::{MAX_THREADS, MIN_ENVS_PER_THREAD, ThreadedVecEnv};
-pub use vec_env::{AutoresetMode, Batch, VecEnv, VecOptions, check_actions_len};
+pub use vec_env::{AutoresetMode, Backend, Batch, Rows, VecEnv, VecOptions, check_actions_len};
 
 /// Re-exported so env crates and agents use the same versions.
 pub use {rand, serde_json};

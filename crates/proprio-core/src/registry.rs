@@ -4,7 +4,7 @@ use crate::env::{Env, EnvSpec};
 use crate::error::{Error, Result};
 use crate::task::{Task, TaskEnv};
 use crate::threaded::ThreadedVecEnv;
-use crate::vec_env::{VecEnv, VecOptions};
+use crate::vec_env::{Backend, VecEnv, VecOptions};
 use crate::wrappers::TimeLimit;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -40,11 +40,21 @@ pub type MakeEnv = Box<dyn Fn(&Value) -> Result<Box<dyn Env>> + Send + Sync>;
 pub type MakeVecEnv =
     Box<dyn Fn(&Value, usize, VecOptions) -> Result<Box<dyn VecEnv>> + Send + Sync>;
 
+/// A hand-written controller acting on observations: the scripted baseline an env ships.
+pub trait Controller: Send {
+    /// Writes the actions `[N × A]` for a batch of observations `[N × D]`.
+    fn act(&mut self, obs: &[f32], actions: &mut [f32]);
+}
+
+/// Builds an env's scripted controller for envs of `spec`.
+pub type MakeController = Box<dyn Fn(&EnvSpec) -> Result<Box<dyn Controller>> + Send + Sync>;
+
 struct Registered {
     entry: EnvEntry,
     default_config: Value,
     make: MakeEnv,
     make_vec: MakeVecEnv,
+    controller: Option<MakeController>,
 }
 
 /// All known envs, by id.
@@ -53,8 +63,8 @@ pub struct Registry {
     envs: BTreeMap<&'static str, Registered>,
 }
 
-/// Splits the generic `max_episode_steps` key off a user config.
-fn split_config(
+/// Splits the generic `max_episode_steps` key off a user config: (the rest, the time limit).
+pub fn split_config(
     id: &str,
     config: &Value,
     default_limit: Option<u64>,
@@ -166,6 +176,12 @@ impl Registry {
         let make_vec: MakeVecEnv = Box::new(move |config, num_envs, options| {
             let (rest, limit) = split_config(entry.id, config, entry.max_episode_steps)?;
             let config = parse_task_config::<T>(entry.id, &rest)?;
+            if options.backend != Backend::Cpu {
+                return Err(Error::Backend(format!(
+                    "{} runs on the cpu backend only",
+                    entry.id
+                )));
+            }
             let envs = build_tasks::<T>(&entry, &config, limit, num_envs)?;
             Ok(Box::new(ThreadedVecEnv::new(envs, options)?))
         });
@@ -188,8 +204,31 @@ impl Registry {
                 default_config,
                 make,
                 make_vec,
+                controller: None,
             },
         );
+    }
+
+    /// Registers the scripted controller of an already registered env.
+    pub fn register_controller(&mut self, id: &str, make: MakeController) -> Result<()> {
+        let hint = self.closest(id);
+        let registered = self.envs.get_mut(id).ok_or_else(|| Error::UnknownEnv {
+            id: id.into(),
+            hint,
+        })?;
+        registered.controller = Some(make);
+        Ok(())
+    }
+
+    /// The scripted controller of `id` for envs of `spec`.
+    pub fn controller(&self, id: &str, spec: &EnvSpec) -> Result<Box<dyn Controller>> {
+        match &self.get(id)?.controller {
+            Some(make) => make(spec),
+            None => Err(Error::Config {
+                id: id.into(),
+                message: "this env has no scripted controller".into(),
+            }),
+        }
     }
 
     fn get(&self, id: &str) -> Result<&Registered> {

@@ -7,9 +7,8 @@
 
 use crate::env::{Env, EnvSpec, Phase, ResetOptions, State};
 use crate::error::{Error, Result};
-use crate::info::Info;
 use crate::pool::WorkerPool;
-use crate::vec_env::{AutoresetMode, Batch, VecEnv, VecOptions, check_actions_len};
+use crate::vec_env::{AutoresetMode, Batch, Rows, VecEnv, VecOptions, check_actions_len};
 use std::sync::Mutex;
 
 /// Most worker threads one vector env uses.
@@ -38,122 +37,74 @@ pub struct ThreadedVecEnv<E: Env> {
     pool: WorkerPool,
 }
 
-/// The rows of one contiguous range of envs.
+/// The envs and batch rows of one contiguous range of envs.
 struct Lanes<'a, E> {
     envs: &'a mut [E],
     status: &'a mut [Status],
     actions: &'a [f32],
-    obs: &'a mut [f32],
-    final_obs: &'a mut [f32],
-    reward: &'a mut [f32],
-    terminated: &'a mut [bool],
-    truncated: &'a mut [bool],
-    has_final: &'a mut [bool],
-    infos: &'a mut [Info],
-    final_infos: &'a mut [Info],
-    first: usize,
+    rows: Rows<'a>,
 }
 
-/// One env and its rows.
-struct Lane<'a, E> {
+/// One env and its rows (row `k` of `rows`).
+struct Lane<'a, 'r, E> {
     index: usize,
     env: &'a mut E,
     status: &'a mut Status,
     action: &'a [f32],
-    obs: &'a mut [f32],
-    final_obs: &'a mut [f32],
-    reward: &'a mut f32,
-    terminated: &'a mut bool,
-    truncated: &'a mut bool,
-    has_final: &'a mut bool,
-    info: &'a mut Info,
-    final_info: &'a mut Info,
+    rows: &'a mut Rows<'r>,
+    k: usize,
+}
+
+impl<E> Lane<'_, '_, E> {
+    fn reset(&mut self) -> Result<()>
+    where
+        E: Env,
+    {
+        let k = self.k;
+        let obs = &mut self.rows.obs[k * self.rows.obs_dim..(k + 1) * self.rows.obs_dim];
+        self.env
+            .reset_into(None, None, obs, &mut self.rows.infos[k])
+            .map_err(|e| e.at(self.index))
+    }
 }
 
 impl<E: Env> Lanes<'_, E> {
-    fn split(self, mid: usize, obs_dim: usize, act_dim: usize) -> (Self, Self) {
+    fn split(self, mid: usize, act_dim: usize) -> (Self, Self) {
         let (envs_a, envs_b) = self.envs.split_at_mut(mid);
         let (status_a, status_b) = self.status.split_at_mut(mid);
         let (act_a, act_b) = self.actions.split_at(mid * act_dim);
-        let (obs_a, obs_b) = self.obs.split_at_mut(mid * obs_dim);
-        let (fin_a, fin_b) = self.final_obs.split_at_mut(mid * obs_dim);
-        let (rew_a, rew_b) = self.reward.split_at_mut(mid);
-        let (term_a, term_b) = self.terminated.split_at_mut(mid);
-        let (trunc_a, trunc_b) = self.truncated.split_at_mut(mid);
-        let (has_a, has_b) = self.has_final.split_at_mut(mid);
-        let (info_a, info_b) = self.infos.split_at_mut(mid);
-        let (finfo_a, finfo_b) = self.final_infos.split_at_mut(mid);
-        let a = Lanes {
-            envs: envs_a,
-            status: status_a,
-            actions: act_a,
-            obs: obs_a,
-            final_obs: fin_a,
-            reward: rew_a,
-            terminated: term_a,
-            truncated: trunc_a,
-            has_final: has_a,
-            infos: info_a,
-            final_infos: finfo_a,
-            first: self.first,
-        };
-        let b = Lanes {
-            envs: envs_b,
-            status: status_b,
-            actions: act_b,
-            obs: obs_b,
-            final_obs: fin_b,
-            reward: rew_b,
-            terminated: term_b,
-            truncated: trunc_b,
-            has_final: has_b,
-            infos: info_b,
-            final_infos: finfo_b,
-            first: self.first + mid,
-        };
-        (a, b)
+        let (rows_a, rows_b) = self.rows.split_at(mid);
+        (
+            Lanes {
+                envs: envs_a,
+                status: status_a,
+                actions: act_a,
+                rows: rows_a,
+            },
+            Lanes {
+                envs: envs_b,
+                status: status_b,
+                actions: act_b,
+                rows: rows_b,
+            },
+        )
     }
 
     /// Applies `f` to every env of the range in order, stopping at the first error.
-    fn run<F>(self, act_dim: usize, f: &F) -> std::result::Result<(), (usize, Error)>
+    fn run<F>(mut self, act_dim: usize, f: &F) -> std::result::Result<(), (usize, Error)>
     where
-        F: Fn(Lane<'_, E>) -> Result<()>,
+        F: Fn(Lane<'_, '_, E>) -> Result<()>,
     {
-        let obs_dim = self.obs.len() / self.envs.len().max(1);
-        let rows = self
-            .obs
-            .chunks_exact_mut(obs_dim.max(1))
-            .zip(self.final_obs.chunks_exact_mut(obs_dim.max(1)));
-        for (
-            k,
-            (((env, status), (obs, final_obs)), ((reward, terminated), (truncated, has_final))),
-        ) in self
-            .envs
-            .iter_mut()
-            .zip(self.status.iter_mut())
-            .zip(rows)
-            .zip(
-                self.reward
-                    .iter_mut()
-                    .zip(self.terminated.iter_mut())
-                    .zip(self.truncated.iter_mut().zip(self.has_final.iter_mut())),
-            )
-            .enumerate()
-        {
-            let index = self.first + k;
+        let first = self.rows.first;
+        for (k, (env, status)) in self.envs.iter_mut().zip(self.status.iter_mut()).enumerate() {
+            let index = first + k;
             f(Lane {
                 index,
                 env,
                 status,
                 action: &self.actions[k * act_dim..(k + 1) * act_dim],
-                obs,
-                final_obs,
-                reward,
-                terminated,
-                truncated,
-                has_final,
-                info: &mut self.infos[k],
-                final_info: &mut self.final_infos[k],
+                rows: &mut self.rows,
+                k,
             })
             .map_err(|e| (index, e))?;
         }
@@ -203,35 +154,12 @@ impl<E: Env> ThreadedVecEnv<E> {
         &self.envs
     }
 
-    fn lanes<'a>(
-        envs: &'a mut [E],
-        status: &'a mut [Status],
-        batch: &'a mut Batch,
-        actions: &'a [f32],
-    ) -> Lanes<'a, E> {
-        Lanes {
-            envs,
-            status,
-            actions,
-            obs: &mut batch.obs,
-            final_obs: &mut batch.final_obs,
-            reward: &mut batch.reward,
-            terminated: &mut batch.terminated,
-            truncated: &mut batch.truncated,
-            has_final: &mut batch.has_final,
-            infos: &mut batch.infos,
-            final_infos: &mut batch.final_infos,
-            first: 0,
-        }
-    }
-
     /// Runs `f` on every env, one contiguous range of envs per thread.
     fn for_each<F>(&mut self, actions: &[f32], f: F) -> Result<()>
     where
-        F: Fn(Lane<'_, E>) -> Result<()> + Sync,
+        F: Fn(Lane<'_, '_, E>) -> Result<()> + Sync,
     {
         let n = self.envs.len();
-        let obs_dim = self.batch.obs_dim;
         let act_dim = if actions.is_empty() {
             0
         } else {
@@ -240,10 +168,15 @@ impl<E: Env> ThreadedVecEnv<E> {
         let threads = self.pool.threads().min(n);
         let mut parts: [Mutex<Option<Lanes<'_, E>>>; MAX_THREADS] =
             std::array::from_fn(|_| Mutex::new(None));
-        let mut rest = Self::lanes(&mut self.envs, &mut self.status, &mut self.batch, actions);
+        let mut rest = Lanes {
+            envs: &mut self.envs,
+            status: &mut self.status,
+            actions,
+            rows: self.batch.rows_mut(),
+        };
         for (k, part) in parts.iter_mut().enumerate().take(threads) {
             let size = (k + 1) * n / threads - k * n / threads;
-            let (head, tail) = rest.split(size, obs_dim, act_dim);
+            let (head, tail) = rest.split(size, act_dim);
             *part.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(head);
             rest = tail;
         }
@@ -273,26 +206,16 @@ impl<E: Env> ThreadedVecEnv<E> {
             if mask.is_some_and(|m| !m[lane.index]) {
                 return Ok(());
             }
+            let (k, d) = (lane.k, lane.rows.obs_dim);
+            let obs = &mut lane.rows.obs[k * d..(k + 1) * d];
             lane.env
-                .reset_into(seed, options, lane.obs, lane.info)
+                .reset_into(seed, options, obs, &mut lane.rows.infos[k])
                 .map_err(|e| e.at(lane.index))?;
-            clear_flags(lane.reward, lane.terminated, lane.truncated, lane.has_final);
+            lane.rows.clear_flags(k);
             *lane.status = Status::Running;
             Ok(())
         })
     }
-}
-
-fn clear_flags(
-    reward: &mut f32,
-    terminated: &mut bool,
-    truncated: &mut bool,
-    has_final: &mut bool,
-) {
-    *reward = 0.0;
-    *terminated = false;
-    *truncated = false;
-    *has_final = false;
 }
 
 impl<E: Env> VecEnv for ThreadedVecEnv<E> {
@@ -344,35 +267,34 @@ impl<E: Env> VecEnv for ThreadedVecEnv<E> {
                 })?;
         }
         let mode = self.mode;
-        self.for_each(actions, |lane| {
-            let index = lane.index;
+        self.for_each(actions, |mut lane| {
+            let k = lane.k;
             if *lane.status == Status::Pending {
-                lane.env
-                    .reset_into(None, None, lane.obs, lane.info)
-                    .map_err(|e| e.at(index))?;
-                clear_flags(lane.reward, lane.terminated, lane.truncated, lane.has_final);
+                lane.reset()?;
+                lane.rows.clear_flags(k);
                 *lane.status = Status::Running;
                 return Ok(());
             }
+            let d = lane.rows.obs_dim;
             let t = lane
                 .env
-                .step_into(lane.action, lane.obs, lane.info)
-                .map_err(|e| e.at(index))?;
-            *lane.reward = t.reward as f32;
-            *lane.terminated = t.terminated;
-            *lane.truncated = t.truncated;
-            *lane.has_final = false;
+                .step_into(
+                    lane.action,
+                    &mut lane.rows.obs[k * d..(k + 1) * d],
+                    &mut lane.rows.infos[k],
+                )
+                .map_err(|e| e.at(lane.index))?;
+            lane.rows.reward[k] = t.reward as f32;
+            lane.rows.terminated[k] = t.terminated;
+            lane.rows.truncated[k] = t.truncated;
+            lane.rows.has_final[k] = false;
             if t.terminated || t.truncated {
                 match mode {
                     AutoresetMode::NextStep => *lane.status = Status::Pending,
                     AutoresetMode::Disabled => *lane.status = Status::Over,
                     AutoresetMode::SameStep => {
-                        lane.final_obs.copy_from_slice(lane.obs);
-                        lane.final_info.clone_from(lane.info);
-                        *lane.has_final = true;
-                        lane.env
-                            .reset_into(None, None, lane.obs, lane.info)
-                            .map_err(|e| e.at(index))?;
+                        lane.rows.keep_final(k);
+                        lane.reset()?;
                     }
                 }
             }
@@ -416,12 +338,7 @@ impl<E: Env> VecEnv for ThreadedVecEnv<E> {
             self.envs[i].restore(state, obs).map_err(|e| e.at(i))?;
             self.status[i] = status;
             self.batch.infos[i].clear();
-            clear_flags(
-                &mut self.batch.reward[i],
-                &mut self.batch.terminated[i],
-                &mut self.batch.truncated[i],
-                &mut self.batch.has_final[i],
-            );
+            self.batch.rows_mut().clear_flags(i);
         }
         Ok(())
     }

@@ -48,6 +48,37 @@ impl FromStr for AutoresetMode {
     }
 }
 
+/// Where a vector env runs its physics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// CPU threads (every env has this backend).
+    #[default]
+    Cpu,
+    /// A GPU through wgpu compute (envs whose physics allows it).
+    Gpu,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Cpu => "cpu",
+            Self::Gpu => "gpu",
+        })
+    }
+}
+
+impl FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "cpu" => Ok(Self::Cpu),
+            "gpu" => Ok(Self::Gpu),
+            other => Err(format!("unknown backend '{other}' (expected cpu or gpu)")),
+        }
+    }
+}
+
 /// How to build a vector env.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VecOptions {
@@ -55,6 +86,8 @@ pub struct VecOptions {
     pub autoreset: AutoresetMode,
     /// Worker threads; `None` uses every available core (at most one per 16 envs).
     pub threads: Option<usize>,
+    /// CPU threads or GPU.
+    pub backend: Backend,
 }
 
 /// The flat, preallocated output buffers of a vector env, rewritten in place every step.
@@ -112,6 +145,119 @@ impl Batch {
     /// True if env `i`'s episode ended this step.
     pub fn done(&self, i: usize) -> bool {
         self.terminated[i] || self.truncated[i]
+    }
+
+    /// Every row, as disjoint slices that can be split between threads.
+    pub fn rows_mut(&mut self) -> Rows<'_> {
+        Rows {
+            obs_dim: self.obs_dim,
+            first: 0,
+            obs: &mut self.obs,
+            final_obs: &mut self.final_obs,
+            reward: &mut self.reward,
+            terminated: &mut self.terminated,
+            truncated: &mut self.truncated,
+            has_final: &mut self.has_final,
+            infos: &mut self.infos,
+            final_infos: &mut self.final_infos,
+        }
+    }
+}
+
+/// The rows of a contiguous range of envs of a [`Batch`], for one worker thread.
+pub struct Rows<'a> {
+    /// Observation length D.
+    pub obs_dim: usize,
+    /// Batch index of the first env of the range.
+    pub first: usize,
+    /// Observations of the range.
+    pub obs: &'a mut [f32],
+    /// Final observations of the range.
+    pub final_obs: &'a mut [f32],
+    /// Rewards of the range.
+    pub reward: &'a mut [f32],
+    /// Terminal flags of the range.
+    pub terminated: &'a mut [bool],
+    /// Time-limit flags of the range.
+    pub truncated: &'a mut [bool],
+    /// Valid-final-row flags of the range.
+    pub has_final: &'a mut [bool],
+    /// Infos of the range.
+    pub infos: &'a mut [Info],
+    /// Final infos of the range.
+    pub final_infos: &'a mut [Info],
+}
+
+impl<'a> Rows<'a> {
+    /// Number of envs in the range.
+    pub fn len(&self) -> usize {
+        self.reward.len()
+    }
+
+    /// True for an empty range.
+    pub fn is_empty(&self) -> bool {
+        self.reward.is_empty()
+    }
+
+    /// Splits into the first `mid` envs and the rest.
+    pub fn split_at(self, mid: usize) -> (Rows<'a>, Rows<'a>) {
+        let d = self.obs_dim;
+        let (obs_a, obs_b) = self.obs.split_at_mut(mid * d);
+        let (fin_a, fin_b) = self.final_obs.split_at_mut(mid * d);
+        let (rew_a, rew_b) = self.reward.split_at_mut(mid);
+        let (term_a, term_b) = self.terminated.split_at_mut(mid);
+        let (trunc_a, trunc_b) = self.truncated.split_at_mut(mid);
+        let (has_a, has_b) = self.has_final.split_at_mut(mid);
+        let (info_a, info_b) = self.infos.split_at_mut(mid);
+        let (finfo_a, finfo_b) = self.final_infos.split_at_mut(mid);
+        (
+            Rows {
+                obs_dim: d,
+                first: self.first,
+                obs: obs_a,
+                final_obs: fin_a,
+                reward: rew_a,
+                terminated: term_a,
+                truncated: trunc_a,
+                has_final: has_a,
+                infos: info_a,
+                final_infos: finfo_a,
+            },
+            Rows {
+                obs_dim: d,
+                first: self.first + mid,
+                obs: obs_b,
+                final_obs: fin_b,
+                reward: rew_b,
+                terminated: term_b,
+                truncated: trunc_b,
+                has_final: has_b,
+                infos: info_b,
+                final_infos: finfo_b,
+            },
+        )
+    }
+
+    /// The observation row of env `k` of the range.
+    pub fn obs(&mut self, k: usize) -> &mut [f32] {
+        &mut self.obs[k * self.obs_dim..(k + 1) * self.obs_dim]
+    }
+
+    /// Marks env `k`'s episode as ended within this step and keeps its last
+    /// observation and info (same-step autoreset); the caller then resets it.
+    pub fn keep_final(&mut self, k: usize) {
+        let d = self.obs_dim;
+        self.final_obs[k * d..(k + 1) * d].copy_from_slice(&self.obs[k * d..(k + 1) * d]);
+        self.final_infos[k].clone_from(&self.infos[k]);
+        self.has_final[k] = true;
+    }
+
+    /// Zeroes env `k`'s reward and flags (after a reset).
+    pub fn clear_flags(&mut self, k: usize) {
+        self.reward[k] = 0.0;
+        self.terminated[k] = false;
+        self.truncated[k] = false;
+        self.has_final[k] = false;
     }
 }
 

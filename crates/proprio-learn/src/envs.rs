@@ -6,7 +6,7 @@ use proprio::serde_json::Value;
 use proprio::wrappers::{
     ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RunningMeanStd,
 };
-use proprio::{AutoresetMode, EnvRng, Space, VecEnv, VecOptions};
+use proprio::{AutoresetMode, Backend, EnvRng, Space, VecEnv, VecOptions};
 use serde::{Deserialize, Serialize};
 
 /// Where an env comes from: registry id and config.
@@ -16,6 +16,9 @@ pub struct EnvSource {
     pub id: String,
     /// Config object passed to `make_vec`.
     pub config: Value,
+    /// Where the env's physics runs (CPU threads or GPU).
+    #[serde(default)]
+    pub backend: Backend,
 }
 
 /// Running statistics of the observation and return normalisers (saved in checkpoints).
@@ -63,6 +66,7 @@ impl TrainEnv {
         let options = VecOptions {
             autoreset: AutoresetMode::SameStep,
             threads,
+            backend: source.backend,
         };
         let venv = base(source, num_envs, options)?;
         Ok(if normalize {
@@ -163,6 +167,7 @@ pub fn evaluate(
     let options = VecOptions {
         autoreset: AutoresetMode::NextStep,
         threads: Some(1),
+        backend: source.backend,
     };
     let venv = base(source, episodes, options)?;
     let mut venv: Box<dyn VecEnv> = match obs_stats {

@@ -17,6 +17,7 @@ fn request(algo: Algo, env: &str, overrides: Value, out: PathBuf) -> TrainReques
         env: EnvSource {
             id: env.into(),
             config: Value::Null,
+            backend: Default::default(),
         },
         seed: 7,
         backend: Backend::Cpu,

@@ -20,6 +20,7 @@ fn ppo_updates_on_the_wgpu_backend() {
     let source = EnvSource {
         id: "classic/cartpole-v1".into(),
         config: Value::Null,
+        backend: Default::default(),
     };
     let run = train(TrainRequest {
         algo: Algo::Ppo,
