@@ -155,3 +155,23 @@ fn registry_errors_are_clear() {
     let options = proprio::VecOptions::default();
     assert!(proprio::make_vec("classic/pendulum-v1", 0, &Value::Null, options).is_err());
 }
+
+#[test]
+fn a_gpu_backend_is_refused_clearly_where_there_is_none() {
+    let options = proprio::VecOptions {
+        backend: proprio::Backend::Gpu,
+        ..proprio::VecOptions::default()
+    };
+    let err = proprio::make_vec(
+        "classic/cartpole-v1",
+        4,
+        &proprio::serde_json::Value::Null,
+        options,
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "classic/cartpole-v1 runs on the cpu backend only"
+    );
+}

@@ -74,38 +74,41 @@ pub fn run(args: &BenchArgs) -> CliResult {
     let seconds = run(args.steps)?;
     let env_steps = (args.num_envs * args.steps) as f64;
     let sps = env_steps / seconds;
+    // Per-core figures only mean something for CPU threads.
+    let cores = (args.backend == Backend::Cpu).then_some(threads);
+    let per_core = |v: f64| cores.map(|c| v / c as f64);
     let report = json!({
         "env": args.env,
         "backend": args.backend.to_string(),
         "num_envs": args.num_envs,
-        "threads": threads,
+        "threads": cores,
         "steps": args.steps,
         "warmup_steps": args.warmup,
         "seconds": seconds,
         "env_steps": env_steps,
         "env_steps_per_s": sps,
-        "env_steps_per_s_per_core": sps / threads as f64,
+        "env_steps_per_s_per_core": per_core(sps),
         "physics_steps_per_s": sps * physics_per_step,
-        "physics_steps_per_s_per_core": sps * physics_per_step / threads as f64,
+        "physics_steps_per_s_per_core": per_core(sps * physics_per_step),
         "includes": "random action sampling and autoreset",
     });
     if args.json {
         println!("{report}");
     } else {
+        let place = match cores {
+            Some(_) => format!("{threads} thread(s)"),
+            None => "the GPU".into(),
+        };
         println!(
-            "{}: {} envs x {} steps on {threads} thread(s) in {seconds:.3} s (warm-up of {} steps excluded)",
+            "{}: {} envs x {} steps on {place} in {seconds:.3} s (warm-up of {} steps excluded)",
             args.env, args.num_envs, args.steps, args.warmup
         );
-        println!(
-            "  env steps/s      {:>14.0}   per core {:>14.0}",
-            sps,
-            sps / threads as f64
-        );
-        println!(
-            "  physics steps/s  {:>14.0}   per core {:>14.0}",
-            sps * physics_per_step,
-            sps * physics_per_step / threads as f64
-        );
+        let line = |name: &str, v: f64| match per_core(v) {
+            Some(c) => println!("  {name:<16} {v:>14.0}   per core {c:>14.0}"),
+            None => println!("  {name:<16} {v:>14.0}"),
+        };
+        line("env steps/s", sps);
+        line("physics steps/s", sps * physics_per_step);
     }
     Ok(())
 }

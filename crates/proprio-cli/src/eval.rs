@@ -10,20 +10,29 @@ use std::path::PathBuf;
 #[derive(Args)]
 pub struct EvalArgs {
     /// Run directory written by `proprio train` (or its checkpoint/ folder).
+    #[arg(long, required_unless_present = "policy", conflicts_with = "policy")]
+    pub(crate) checkpoint: Option<PathBuf>,
+    /// Evaluate the env's scripted baseline controller instead of a checkpoint.
+    #[arg(long, value_parser = ["scripted"], requires = "env")]
+    pub(crate) policy: Option<String>,
+    /// Environment id (with --policy scripted).
     #[arg(long)]
-    checkpoint: PathBuf,
+    pub(crate) env: Option<String>,
+    /// Env config as inline JSON or a JSON file (with --policy scripted).
+    #[arg(long)]
+    pub(crate) config: Option<String>,
     /// Episodes to run, in parallel envs.
     #[arg(long, default_value_t = 10)]
-    episodes: usize,
+    pub(crate) episodes: usize,
     /// Seed of the evaluation episodes.
     #[arg(long, default_value_t = 12_345)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Sample actions instead of taking the distribution's mode.
     #[arg(long)]
-    stochastic: bool,
+    pub(crate) stochastic: bool,
     /// Print one JSON object.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Args)]
@@ -46,12 +55,16 @@ pub struct PlotArgs {
 }
 
 pub fn eval(args: &EvalArgs) -> CliResult {
+    let (Some(checkpoint), None) = (&args.checkpoint, &args.env) else {
+        return crate::scripted::eval(args);
+    };
     let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
-    let mut policy = Policy::load(&args.checkpoint).map_err(fail)?;
-    let returns = policy
+    let mut policy = Policy::load(checkpoint).map_err(fail)?;
+    let evaluation = policy
         .evaluate(args.episodes, args.seed, !args.stochastic)
         .map_err(fail)?;
-    let mean = returns.iter().sum::<f64>() / returns.len() as f64;
+    let returns = &evaluation.returns;
+    let mean = evaluation.mean_return();
     let std =
         (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / returns.len() as f64).sqrt();
     if args.json {
@@ -61,12 +74,17 @@ pub fn eval(args: &EvalArgs) -> CliResult {
             "mean_return": mean,
             "std_return": std,
             "returns": returns,
+            "success_rate": evaluation.success_rate,
             "deterministic": !args.stochastic,
         });
         println!("{report}");
     } else {
+        let success = evaluation
+            .success_rate
+            .map(|r| format!(", success {:.1}%", 100.0 * r))
+            .unwrap_or_default();
         println!(
-            "{}: mean return {mean:.2} ± {std:.2} over {} episodes ({})",
+            "{}: mean return {mean:.2} ± {std:.2} over {} episodes{success} ({})",
             policy.env().id,
             returns.len(),
             if args.stochastic {

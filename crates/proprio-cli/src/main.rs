@@ -5,6 +5,7 @@ mod catalog;
 mod eval;
 mod input;
 mod rollout;
+mod scripted;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -46,7 +47,7 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Train a policy (PPO or SAC); writes a run directory with metrics and checkpoints.
     Train(train::TrainArgs),
-    /// Evaluate a trained checkpoint: mean episode return.
+    /// Evaluate a trained checkpoint (or an env's scripted controller): mean return, success.
     Eval(eval::EvalArgs),
     /// Draw learning curves of one or more runs to a PNG.
     Plot(eval::PlotArgs),

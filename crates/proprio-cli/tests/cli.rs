@@ -278,3 +278,54 @@ fn bench_json_reports_the_documented_fields() {
         "--threads",
     );
 }
+
+#[test]
+fn eval_runs_the_scripted_drone_controller() {
+    let out = proprio(&[
+        "eval",
+        "--env",
+        "drones/hover-v0",
+        "--policy",
+        "scripted",
+        "--episodes",
+        "8",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["success_rate"], 1.0, "{report}");
+    assert_eq!(report["returns"].as_array().unwrap().len(), 8);
+    let out = proprio(&[
+        "eval",
+        "--env",
+        "classic/cartpole-v1",
+        "--policy",
+        "scripted",
+    ]);
+    assert_one_line_error(&out, "has no scripted controller");
+}
+
+#[test]
+fn a_missing_gpu_adapter_is_one_line_naming_the_fix() {
+    // Metal does not exist on Linux: wgpu finds no adapter, as on a machine without a driver.
+    let out = Command::new(env!("CARGO_BIN_EXE_proprio"))
+        .args([
+            "bench",
+            "--env",
+            "drones/hover-v0",
+            "--num-envs",
+            "8",
+            "--backend",
+            "gpu",
+        ])
+        .env("WGPU_BACKEND", "metal")
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "apt-get install mesa-vulkan-drivers libvulkan1");
+    let out = proprio(&["bench", "--env", "classic/cartpole-v1", "--backend", "gpu"]);
+    assert_one_line_error(&out, "runs on the cpu backend only");
+}

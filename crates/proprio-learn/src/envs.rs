@@ -150,15 +150,31 @@ impl TrainEnv {
     }
 }
 
+/// The outcome of evaluation episodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// Undiscounted return of each episode.
+    pub returns: Vec<f64>,
+    /// Fraction of episodes whose last `info` had `success` = 1 (envs that report it).
+    pub success_rate: Option<f64>,
+}
+
+impl Evaluation {
+    /// Mean episode return.
+    pub fn mean_return(&self) -> f64 {
+        self.returns.iter().sum::<f64>() / self.returns.len().max(1) as f64
+    }
+}
+
 /// Runs `episodes` evaluation episodes, one per env, with a fixed policy and
-/// frozen observation statistics; returns their undiscounted returns.
+/// frozen observation statistics.
 pub fn evaluate(
     source: &EnvSource,
     episodes: usize,
     seed: u64,
     obs_stats: Option<&RunningMeanStd>,
     mut act: impl FnMut(&[f32], usize, &mut [f32]) -> Result<()>,
-) -> Result<Vec<f64>> {
+) -> Result<Evaluation> {
     if episodes == 0 {
         return Err(LearnError::Config(
             "evaluation needs at least one episode".into(),
@@ -181,16 +197,22 @@ pub fn evaluate(
     };
     let action_dim = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; episodes * action_dim];
-    let mut returns: Vec<Option<f64>> = vec![None; episodes];
+    let mut ends: Vec<Option<(f64, Option<f64>)>> = vec![None; episodes];
     venv.reset(Some(seed), None)?;
-    while returns.iter().any(Option::is_none) {
+    while ends.iter().any(Option::is_none) {
         act(&venv.batch().obs, episodes, &mut actions)?;
         venv.step(&actions)?;
-        for (slot, info) in returns.iter_mut().zip(&venv.batch().infos) {
+        for (slot, info) in ends.iter_mut().zip(&venv.batch().infos) {
             if slot.is_none() {
-                *slot = info.get("episode.return");
+                *slot = info.get("episode.return").map(|r| (r, info.get("success")));
             }
         }
     }
-    Ok(returns.into_iter().flatten().collect())
+    let ends: Vec<(f64, Option<f64>)> = ends.into_iter().flatten().collect();
+    let successes: Option<Vec<f64>> = ends.iter().map(|e| e.1).collect();
+    Ok(Evaluation {
+        returns: ends.iter().map(|e| e.0).collect(),
+        success_rate: successes
+            .map(|s| s.iter().filter(|v| **v > 0.0).count() as f64 / s.len() as f64),
+    })
 }

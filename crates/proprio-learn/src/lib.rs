@@ -22,7 +22,7 @@ mod train;
 
 pub use burn_rl::BurnRlEnv;
 pub use device::Backend;
-pub use envs::{EnvSource, NormalizerStats, TrainEnv, evaluate};
+pub use envs::{EnvSource, Evaluation, NormalizerStats, TrainEnv, evaluate};
 pub use error::{LearnError, Result};
 pub use grad::clip_global_norm;
 pub use head::{ActionHead, standard_normal};

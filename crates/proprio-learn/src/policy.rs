@@ -1,6 +1,6 @@
 //! `Policy`: a trained checkpoint that acts, for `proprio eval`, the viewer and library users.
 
-use crate::envs::{EnvSource, NORMALIZED_CLIP, evaluate};
+use crate::envs::{EnvSource, Evaluation, NORMALIZED_CLIP, evaluate};
 use crate::error::{LearnError, Result};
 use crate::head::{ActionHead, standard_normal};
 use crate::ppo::ActorCritic;
@@ -202,7 +202,7 @@ impl Policy {
         episodes: usize,
         seed: u64,
         deterministic: bool,
-    ) -> Result<Vec<f64>> {
+    ) -> Result<Evaluation> {
         let source = self.info.env.clone();
         let stats = self.obs_stats.clone();
         evaluate(

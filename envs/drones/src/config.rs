@@ -186,7 +186,7 @@ impl Settings {
     /// Checks `config` for `task`; the message names the bad key.
     pub fn new(task: TaskKind, config: &DroneConfig) -> Result<Self, String> {
         let c = config;
-        if c.control_hz == 0 || c.physics_hz == 0 || c.physics_hz % c.control_hz != 0 {
+        if c.control_hz == 0 || c.physics_hz == 0 || !c.physics_hz.is_multiple_of(c.control_hz) {
             return Err(format!(
                 "physics_hz ({}) must be a positive multiple of control_hz ({})",
                 c.physics_hz, c.control_hz

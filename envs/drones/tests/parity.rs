@@ -175,3 +175,35 @@ fn gpu_kernel_matches_the_cpu_reference() {
         );
     }
 }
+
+#[test]
+fn observations_can_stay_on_the_device() {
+    use proprio_core::{Kernel, KernelVecEnv};
+    let entry = proprio_drones::HOVER;
+    let (settings, spec) =
+        proprio_drones::settings(&entry, proprio_drones::TaskKind::Hover, &Value::Null).unwrap();
+    let kernel = match proprio_drones::GpuKernel::new(spec, settings, 70) {
+        Ok(k) => k,
+        Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+        Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
+    };
+    eprintln!("adapter: {}", kernel.adapter());
+    let mut venv = KernelVecEnv::new(kernel, AutoresetMode::NextStep);
+    venv.reset(Some(0), None).unwrap();
+    let first = venv.batch().obs.clone();
+    venv.kernel_mut().keep_obs_on_device(true);
+    let hover = vec![proprio_drones::params::hover_command(); 70 * 4];
+    venv.step(&hover).unwrap();
+    assert_eq!(venv.batch().obs, first, "observations were not read back");
+    assert!(
+        venv.batch().reward.iter().all(|r| *r > 0.0),
+        "rewards still are"
+    );
+    venv.kernel_mut().keep_obs_on_device(false);
+    venv.step(&hover).unwrap();
+    assert_ne!(venv.batch().obs, first);
+    assert_eq!(venv.kernel().num_envs(), 70);
+}

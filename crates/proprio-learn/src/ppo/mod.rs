@@ -10,7 +10,7 @@ pub use agent::ActorCritic;
 pub use config::PpoConfig;
 pub use update::{Batch, UpdateStats, clipped_surrogate, gae, losses};
 
-use crate::envs::{EnvSource, TrainEnv, evaluate};
+use crate::envs::{EnvSource, Evaluation, TrainEnv, evaluate};
 use crate::error::{LearnError, Result};
 use crate::head::ActionHead;
 use crate::run::{Progress, Run, checkpoint_error, load_module, next_multiple};
@@ -138,8 +138,11 @@ impl Ppo {
             let mut row = self.row(run, &rollout, &stats, lr, explained);
             let last = self.iteration == iterations;
             if last || self.global_step >= next_eval {
-                let returns = self.evaluate(self.cfg.eval_episodes)?;
-                row.insert("eval_return".into(), json!(mean(&returns)));
+                let evaluation = self.evaluate(self.cfg.eval_episodes)?;
+                row.insert("eval_return".into(), json!(evaluation.mean_return()));
+                if let Some(rate) = evaluation.success_rate {
+                    row.insert("eval_success".into(), json!(rate));
+                }
                 next_eval = next_multiple(self.global_step, self.cfg.eval_every);
                 self.save(run)?;
             }
@@ -284,8 +287,8 @@ impl Ppo {
         row
     }
 
-    /// Returns of `episodes` deterministic episodes on fresh envs (their own seed stream).
-    pub fn evaluate(&self, episodes: usize) -> Result<Vec<f64>> {
+    /// `episodes` deterministic episodes on fresh envs (their own seed stream).
+    pub fn evaluate(&self, episodes: usize) -> Result<Evaluation> {
         let policy = self.agent.valid();
         let infer = policy.critic.device();
         let stats = self.env.stats();

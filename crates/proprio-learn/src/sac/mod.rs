@@ -10,7 +10,7 @@ pub use config::SacConfig;
 pub use nets::{Actor, Critics, Sampled, Temperature, box_affine, squash};
 pub use replay::ReplayBuffer;
 
-use crate::envs::{EnvSource, TrainEnv, evaluate};
+use crate::envs::{EnvSource, Evaluation, TrainEnv, evaluate};
 use crate::error::{LearnError, Result};
 use crate::head::standard_normal;
 use crate::run::{Progress, Run, checkpoint_error, load_module, next_multiple};
@@ -167,11 +167,11 @@ impl Sac {
             if done || self.global_step >= log_at {
                 let mut row = self.row(run);
                 if done || self.global_step >= eval_at {
-                    let returns = self.evaluate(self.cfg.eval_episodes)?;
-                    row.insert(
-                        "eval_return".into(),
-                        json!(returns.iter().sum::<f64>() / returns.len() as f64),
-                    );
+                    let evaluation = self.evaluate(self.cfg.eval_episodes)?;
+                    row.insert("eval_return".into(), json!(evaluation.mean_return()));
+                    if let Some(rate) = evaluation.success_rate {
+                        row.insert("eval_success".into(), json!(rate));
+                    }
                     eval_at = next_multiple(self.global_step, self.cfg.eval_every);
                     self.save(run)?;
                 }
@@ -315,7 +315,7 @@ impl Sac {
     }
 
     /// Returns of `episodes` episodes of the deterministic policy on fresh envs.
-    pub fn evaluate(&self, episodes: usize) -> Result<Vec<f64>> {
+    pub fn evaluate(&self, episodes: usize) -> Result<Evaluation> {
         let actor = self.actor.valid();
         let infer = actor_device(&actor);
         let (scale, bias) = self.scale_bias(&infer);
