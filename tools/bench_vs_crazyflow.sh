@@ -21,8 +21,9 @@ proprio() { # $1 = taskset cpu list, $2 = threads
     taskset -c "$1" "$BIN" bench --env drones/hover-v0 --num-envs "$N" --steps 400 --threads "$2" --json |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["physics_steps_per_s"])'
 }
-crazyflow() { # $1 = taskset cpu list, $2 = extra XLA flags
-    XLA_FLAGS="$2" taskset -c "$1" "$VENV/bin/python" tools/crazyflow_bench.py "$N" 200 2>/dev/null |
+ROOT=$PWD
+crazyflow() { # $1 = taskset cpu list, $2 = extra XLA flags (run elsewhere: MuJoCo writes a log file in the cwd)
+    (cd "$(mktemp -d)" && XLA_FLAGS="$2" taskset -c "$1" "$VENV/bin/python" "$ROOT/tools/crazyflow_bench.py" "$N" 200 2>/dev/null) |
         tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["physics_steps_per_s"])'
 }
 

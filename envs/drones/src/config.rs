@@ -97,16 +97,22 @@ pub struct DroneConfig {
     /// Initial-state spread.
     pub start: Start,
     /// hover: the point to hold, m (default [0, 0, 1]).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<[f32; 3]>,
     /// waypoints: how many points to visit, 1–8 (default 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub num_waypoints: Option<u32>,
     /// waypoints: distance that counts as visiting a point, m (default 0.15).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub waypoint_radius: Option<f32>,
     /// gates: how many gates, 1–8 (default 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub num_gates: Option<u32>,
     /// gates: side of the square opening, m (default 0.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gate_size: Option<f32>,
     /// gates: radius of the circular course, m (default 1.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub course_radius: Option<f32>,
 }
 
@@ -126,6 +132,37 @@ impl Default for DroneConfig {
             gate_size: None,
             course_radius: None,
         }
+    }
+}
+
+impl DroneConfig {
+    /// The defaults with the task's own keys filled in (what `proprio info` shows).
+    pub fn defaults_for(task: TaskKind) -> Self {
+        let mut c = Self::default();
+        match task {
+            TaskKind::Hover => c.target = Some([0.0, 0.0, 1.0]),
+            TaskKind::Waypoints => {
+                c.num_waypoints = Some(4);
+                c.waypoint_radius = Some(0.15);
+            }
+            TaskKind::Gates => {
+                c.num_gates = Some(4);
+                c.gate_size = Some(0.5);
+                c.course_radius = Some(1.5);
+            }
+        }
+        c
+    }
+
+    /// Fills the task's own keys that are unset with their defaults.
+    pub fn fill_defaults(&mut self, task: TaskKind) {
+        let d = Self::defaults_for(task);
+        self.target = self.target.or(d.target);
+        self.num_waypoints = self.num_waypoints.or(d.num_waypoints);
+        self.waypoint_radius = self.waypoint_radius.or(d.waypoint_radius);
+        self.num_gates = self.num_gates.or(d.num_gates);
+        self.gate_size = self.gate_size.or(d.gate_size);
+        self.course_radius = self.course_radius.or(d.course_radius);
     }
 }
 
@@ -239,7 +276,8 @@ impl Settings {
         only("num_gates", c.num_gates.is_some(), TaskKind::Gates)?;
         only("gate_size", c.gate_size.is_some(), TaskKind::Gates)?;
         only("course_radius", c.course_radius.is_some(), TaskKind::Gates)?;
-        let target = c.target.unwrap_or([0.0, 0.0, 1.0]);
+        let d = DroneConfig::defaults_for(task);
+        let target = c.target.or(d.target).unwrap_or([0.0, 0.0, 1.0]);
         for v in target {
             finite_in("target component", v, -4.0, 4.0)?;
         }
@@ -251,19 +289,19 @@ impl Settings {
         }
         let count = match task {
             TaskKind::Hover => 1,
-            TaskKind::Waypoints => c.num_waypoints.unwrap_or(4),
-            TaskKind::Gates => c.num_gates.unwrap_or(4),
+            TaskKind::Waypoints => c.num_waypoints.or(d.num_waypoints).unwrap_or(1),
+            TaskKind::Gates => c.num_gates.or(d.num_gates).unwrap_or(1),
         };
         if !(1..=MAX_POINTS as u32).contains(&count) {
             return Err(format!(
                 "the number of waypoints or gates must be 1–{MAX_POINTS}, got {count}"
             ));
         }
-        let waypoint_radius = c.waypoint_radius.unwrap_or(0.15);
+        let waypoint_radius = c.waypoint_radius.or(d.waypoint_radius).unwrap_or(0.15);
         finite_in("waypoint_radius", waypoint_radius, 0.01, 2.0)?;
-        let gate_size = c.gate_size.unwrap_or(0.5);
+        let gate_size = c.gate_size.or(d.gate_size).unwrap_or(0.5);
         finite_in("gate_size", gate_size, 0.2, 3.0)?;
-        let course_radius = c.course_radius.unwrap_or(1.5);
+        let course_radius = c.course_radius.or(d.course_radius).unwrap_or(1.5);
         finite_in("course_radius", course_radius, 0.5, 4.0)?;
         Ok(Self {
             task,

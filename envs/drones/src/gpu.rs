@@ -112,6 +112,7 @@ fn shader_source() -> String {
         ("FRAME_WIDTH", task::FRAME_WIDTH),
         ("HOVER_RADIUS", task::HOVER_RADIUS),
         ("HOVER_RATE", task::HOVER_RATE),
+        ("HOVER_BONUS", task::HOVER_BONUS),
         ("CRASH_REWARD", task::CRASH_REWARD),
         ("POINT_BONUS", task::POINT_BONUS),
         ("PROGRESS_REWARD", task::PROGRESS_REWARD),

@@ -37,10 +37,10 @@ const ACTION_HANDLING: &str = "each component is clipped to [-1, 1]; action=\"mo
 pub const HOVER: EnvEntry = EnvEntry {
     id: "drones/hover-v0",
     description: "Reach and hold a point with a Crazyflie 2.x from a random position, velocity and attitude.",
-    reward_range: (-10.0, 1.0),
+    reward_range: (-10.0, 2.0),
     max_episode_steps: Some(500),
     physics_steps_per_step: 5,
-    reward: "1 - (|p - target| + 0.2 (1 - R_zz) + 0.05 |v| + 0.02 |omega|), floored at -1; -10 on a crash",
+    reward: "1 - (|p - target| + 0.2 (1 - R_zz) + 0.05 |v| + 0.02 |omega|), floored at -1, + 1 inside the success region (0.1 m, 0.2 rad/s); -10 on a crash",
     termination: "terminated on touching the ground or leaving the 10 m arena; truncated after 500 steps (5 s); success = within 0.1 m and 0.2 rad/s for the last second",
     action_handling: ACTION_HANDLING,
 };
@@ -91,9 +91,10 @@ pub fn settings(
         id: entry.id.into(),
         message,
     };
-    let parsed: DroneConfig =
+    let mut parsed: DroneConfig =
         proprio_core::serde_json::from_value(rest).map_err(|e| config_error(e.to_string()))?;
     let settings = Settings::new(task, &parsed).map_err(config_error)?;
+    parsed.fill_defaults(task);
     let mut config_json =
         proprio_core::serde_json::to_value(&parsed).map_err(|e| config_error(e.to_string()))?;
     if let Value::Object(map) = &mut config_json {
@@ -163,8 +164,8 @@ pub fn register(registry: &mut Registry) {
         (WAYPOINTS, TaskKind::Waypoints),
         (GATES, TaskKind::Gates),
     ] {
-        let default_config =
-            proprio_core::serde_json::to_value(DroneConfig::default()).unwrap_or(Value::Null);
+        let default_config = proprio_core::serde_json::to_value(DroneConfig::defaults_for(task))
+            .unwrap_or(Value::Null);
         registry.register(
             entry,
             default_config,

@@ -285,12 +285,14 @@ fn control_step(raw: vec4<f32>) -> StepResult {
     if (P.task == 0u) {
         let up = rotation().r2.z;
         let cost = error + 0.2 * (1.0 - up) + 0.05 * norm3(get3(F_VEL)) + 0.02 * rate;
+        var bonus = 0.0;
         if (error < HOVER_RADIUS && rate < HOVER_RATE) {
             s[F_HOLD] = s[F_HOLD] + 1.0;
+            bonus = HOVER_BONUS;
         } else {
             s[F_HOLD] = 0.0;
         }
-        reward = max(1.0 - cost, -1.0);
+        reward = max(1.0 - cost, -1.0) + bonus;
         success = s[F_HOLD] >= f32(P.control_hz);
     } else {
         var progress = 0.0;

@@ -20,6 +20,8 @@ pub const FRAME_WIDTH: f32 = 0.05;
 pub const HOVER_RADIUS: f32 = 0.1;
 /// Hover success: body-rate norm, rad/s.
 pub const HOVER_RATE: f32 = 0.2;
+/// Hover reward per step inside the success region.
+pub const HOVER_BONUS: f32 = 1.0;
 /// Reward on a crash (ground, gate frame, arena wall).
 pub const CRASH_REWARD: f32 = -10.0;
 /// Reward per waypoint visited or gate passed.
@@ -261,12 +263,13 @@ pub fn control_step(d: &mut Drone, action: [f32; 4], s: &Settings) -> StepResult
         TaskKind::Hover => {
             let up = rotation(d.quat)[2][2];
             let cost = error + 0.2 * (1.0 - up) + 0.05 * norm(d.vel) + 0.02 * rate;
-            d.hold = if error < HOVER_RADIUS && rate < HOVER_RATE {
-                d.hold + 1.0
-            } else {
-                0.0
-            };
-            ((1.0 - cost).max(-1.0), d.hold >= s.control_hz as f32)
+            let inside = error < HOVER_RADIUS && rate < HOVER_RATE;
+            d.hold = if inside { d.hold + 1.0 } else { 0.0 };
+            let bonus = if inside { HOVER_BONUS } else { 0.0 };
+            (
+                (1.0 - cost).max(-1.0) + bonus,
+                d.hold >= s.control_hz as f32,
+            )
         }
         TaskKind::Waypoints | TaskKind::Gates => {
             let progress = if reached > 0.0 { 0.0 } else { d.dist - error };
