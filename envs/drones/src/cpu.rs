@@ -31,10 +31,10 @@ struct Part<'a> {
 }
 
 /// Writes the per-step `info` entries.
-pub(crate) fn write_info(info: &mut Info, d: &Drone, out: Option<&StepResult>) {
+pub(crate) fn write_info(info: &mut Info, distance: f32, reached: f32, out: Option<&StepResult>) {
     info.clear();
-    info.set("distance", f64::from(d.dist));
-    info.set("reached", f64::from(d.goal));
+    info.set("distance", f64::from(distance));
+    info.set("reached", f64::from(reached));
     if let Some(out) = out {
         info.set("success", f64::from(u8::from(out.success)));
         info.set("crash", out.crash as u8 as f64);
@@ -57,7 +57,7 @@ impl Part<'_> {
             };
             if cmd & command::RESET != 0 {
                 self.rows.clear_flags(k);
-                write_info(&mut self.rows.infos[k], &d, None);
+                write_info(&mut self.rows.infos[k], d.dist, d.goal, None);
             } else {
                 let a = &self.actions[k * 4..k * 4 + 4];
                 let out = task::control_step(&mut d, [a[0], a[1], a[2], a[3]], settings);
@@ -65,12 +65,12 @@ impl Part<'_> {
                 self.rows.terminated[k] = out.terminated;
                 self.rows.truncated[k] = cmd & command::LAST != 0;
                 self.rows.has_final[k] = false;
-                write_info(&mut self.rows.infos[k], &d, Some(&out));
+                write_info(&mut self.rows.infos[k], d.dist, d.goal, Some(&out));
                 if cmd & command::SAME_STEP != 0 && (out.terminated || cmd & command::LAST != 0) {
                     task::observe(&d, settings, self.rows.obs(k));
                     self.rows.keep_final(k);
                     d = self.staged[k];
-                    write_info(&mut self.rows.infos[k], &d, None);
+                    write_info(&mut self.rows.infos[k], d.dist, d.goal, None);
                 }
             }
             task::observe(&d, settings, self.rows.obs(k));

@@ -376,9 +376,6 @@ impl Kernel for GpuKernel {
                 continue;
             }
             let out = &results[i * OUT_LEN..(i + 1) * OUT_LEN];
-            let mut drone = Drone::zeroed();
-            drone.dist = out[4];
-            drone.goal = out[5];
             if !self.keep_obs_on_device {
                 batch.obs[i * d..(i + 1) * d]
                     .copy_from_slice(&host[obs_at + i * d..obs_at + (i + 1) * d]);
@@ -388,19 +385,22 @@ impl Kernel for GpuKernel {
             batch.truncated[i] = out[2] != 0.0;
             batch.has_final[i] = out[3] != 0.0;
             if cmd & command::RESET != 0 {
-                write_info(&mut batch.infos[i], &drone, None);
+                write_info(&mut batch.infos[i], out[4], out[5], None);
                 continue;
             }
             if batch.has_final[i] {
-                let mut last = Drone::zeroed();
-                last.dist = out[8];
-                last.goal = out[9];
-                write_info(&mut batch.final_infos[i], &last, Some(&result(out, true)));
-                write_info(&mut batch.infos[i], &drone, None);
+                let last = result(out, true);
+                write_info(&mut batch.final_infos[i], out[8], out[9], Some(&last));
+                write_info(&mut batch.infos[i], out[4], out[5], None);
                 batch.final_obs[i * d..(i + 1) * d]
                     .copy_from_slice(&host[final_at + i * d..final_at + (i + 1) * d]);
             } else {
-                write_info(&mut batch.infos[i], &drone, Some(&result(out, false)));
+                write_info(
+                    &mut batch.infos[i],
+                    out[4],
+                    out[5],
+                    Some(&result(out, false)),
+                );
             }
         }
         Ok(())
