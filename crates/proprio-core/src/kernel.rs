@@ -14,7 +14,9 @@ use crate::env::{Env, EnvSpec, Phase, ResetOptions, State, Transition};
 use crate::error::{Error, Result};
 use crate::info::Info;
 use crate::rng::{EnvRng, episode_rng};
-use crate::vec_env::{AutoresetMode, Batch, VecEnv, check_actions_len};
+use crate::vec_env::{
+    AutoresetMode, Batch, VecEnv, check_batch, check_env_indices, check_mask_len,
+};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 /// Bit flags telling a kernel what each env does in one call.
@@ -173,16 +175,6 @@ impl<K: Kernel> KernelVecEnv<K> {
             Status::Pending | Status::Over => Phase::Done,
         }
     }
-
-    fn check_index(&self, env: usize) -> Result<()> {
-        let n = self.kernel.num_envs();
-        if env >= n {
-            return Err(Error::Shape(format!(
-                "env index {env} out of range for {n} envs"
-            )));
-        }
-        Ok(())
-    }
 }
 
 impl<K: Kernel> VecEnv for KernelVecEnv<K> {
@@ -203,34 +195,18 @@ impl<K: Kernel> VecEnv for KernelVecEnv<K> {
     }
 
     fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
-        let n = self.kernel.num_envs();
-        if mask.len() != n {
-            return Err(Error::Shape(format!(
-                "reset mask has {} entries for {n} envs",
-                mask.len()
-            )));
-        }
+        check_mask_len(mask, self.kernel.num_envs())?;
         self.reset_where(Some(mask), None, options)
     }
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
-        let spec = self.kernel.spec();
         let n = self.kernel.num_envs();
-        check_actions_len(spec, n, actions)?;
-        let dim = spec.action_space.flat_dim();
-        for (i, status) in self.status.iter().enumerate() {
-            match status {
-                Status::NeedsReset => return Err(Error::NotReset { env: Some(i) }),
-                Status::Over => return Err(Error::EpisodeOver { env: Some(i) }),
-                Status::Running | Status::Pending => {}
-            }
-            spec.action_space
-                .check(&actions[i * dim..(i + 1) * dim])
-                .map_err(|reason| Error::InvalidAction {
-                    env: Some(i),
-                    reason,
-                })?;
-        }
+        let status = &self.status;
+        check_batch(self.kernel.spec(), n, actions, |i| match status[i] {
+            Status::NeedsReset => Err(Error::NotReset { env: Some(i) }),
+            Status::Over => Err(Error::EpisodeOver { env: Some(i) }),
+            Status::Running | Status::Pending => Ok(()),
+        })?;
         let same_step = if self.mode == AutoresetMode::SameStep {
             command::SAME_STEP
         } else {
@@ -273,7 +249,7 @@ impl<K: Kernel> VecEnv for KernelVecEnv<K> {
     }
 
     fn snapshot(&self, env: usize) -> Result<State> {
-        self.check_index(env)?;
+        check_env_indices(&[env], self.kernel.num_envs())?;
         let state = serde_json::to_value(self.kernel.state(env)?)
             .map_err(|e| Error::State(format!("cannot serialise the state: {e}")))?;
         Ok(State {
@@ -299,9 +275,7 @@ impl<K: Kernel> VecEnv for KernelVecEnv<K> {
         }
         let physical = K::State::deserialize(&state.state)
             .map_err(|e| Error::State(format!("field 'state' for {id}: {e}")))?;
-        for &i in envs {
-            self.check_index(i)?;
-        }
+        check_env_indices(envs, self.kernel.num_envs())?;
         let status = match (state.phase, self.mode) {
             (Phase::NeedsReset, _) => Status::NeedsReset,
             (Phase::Running, _) => Status::Running,

@@ -36,7 +36,10 @@ pub use rng::{EnvRng, episode_rng};
 pub use space::Space;
 pub use task::{NoConfig, Outcome, Task, TaskEnv};
 pub use threaded::{MAX_THREADS, MIN_ENVS_PER_THREAD, ThreadedVecEnv};
-pub use vec_env::{AutoresetMode, Backend, Batch, Rows, VecEnv, VecOptions, check_actions_len};
+pub use vec_env::{
+    AutoresetMode, Backend, Batch, Rows, VecEnv, VecOptions, check_actions_len, check_batch,
+    check_env_indices, check_mask_len,
+};
 
 /// Re-exported so env crates and agents use the same versions.
 pub use {rand, serde_json};

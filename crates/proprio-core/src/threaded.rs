@@ -8,7 +8,9 @@
 use crate::env::{Env, EnvSpec, Phase, ResetOptions, State};
 use crate::error::{Error, Result};
 use crate::pool::WorkerPool;
-use crate::vec_env::{AutoresetMode, Batch, Rows, VecEnv, VecOptions, check_actions_len};
+use crate::vec_env::{
+    AutoresetMode, Batch, Rows, VecEnv, VecOptions, check_batch, check_env_indices, check_mask_len,
+};
 use std::sync::Mutex;
 
 /// Most worker threads one vector env uses.
@@ -236,36 +238,16 @@ impl<E: Env> VecEnv for ThreadedVecEnv<E> {
     }
 
     fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
-        if mask.len() != self.envs.len() {
-            return Err(Error::Shape(format!(
-                "reset mask has {} entries for {} envs",
-                mask.len(),
-                self.envs.len()
-            )));
-        }
+        check_mask_len(mask, self.envs.len())?;
         self.reset_where(Some(mask), None, options)
     }
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
-        let n = self.envs.len();
-        check_actions_len(&self.spec, n, actions)?;
-        let dim = self.spec.action_space.flat_dim();
-        for (i, (action, status)) in actions
-            .chunks_exact(dim.max(1))
-            .zip(&self.status)
-            .enumerate()
-        {
-            if *status == Status::Over {
-                return Err(Error::EpisodeOver { env: Some(i) });
-            }
-            self.spec
-                .action_space
-                .check(action)
-                .map_err(|reason| Error::InvalidAction {
-                    env: Some(i),
-                    reason,
-                })?;
-        }
+        let status = &self.status;
+        check_batch(&self.spec, self.envs.len(), actions, |i| match status[i] {
+            Status::Over => Err(Error::EpisodeOver { env: Some(i) }),
+            Status::Running | Status::Pending => Ok(()),
+        })?;
         let mode = self.mode;
         self.for_each(actions, |mut lane| {
             let k = lane.k;
@@ -311,22 +293,12 @@ impl<E: Env> VecEnv for ThreadedVecEnv<E> {
     }
 
     fn snapshot(&self, env: usize) -> Result<State> {
-        let e = self.envs.get(env).ok_or_else(|| {
-            Error::Shape(format!(
-                "env index {env} out of range for {} envs",
-                self.envs.len()
-            ))
-        })?;
-        e.snapshot()
+        check_env_indices(&[env], self.envs.len())?;
+        self.envs[env].snapshot()
     }
 
     fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
-        let n = self.envs.len();
-        if let Some(&bad) = envs.iter().find(|&&i| i >= n) {
-            return Err(Error::Shape(format!(
-                "env index {bad} out of range for {n} envs"
-            )));
-        }
+        check_env_indices(envs, self.envs.len())?;
         let status = match (state.phase, self.mode) {
             (Phase::Running, _) => Status::Running,
             (_, AutoresetMode::Disabled) => Status::Over,

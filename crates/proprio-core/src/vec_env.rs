@@ -335,3 +335,47 @@ pub fn check_actions_len(spec: &EnvSpec, num_envs: usize, actions: &[f32]) -> Re
     }
     Ok(())
 }
+
+/// Validates a batch of actions before any env moves: the length, then env by
+/// env `ready(i)` (may the env step?) and its action, so the error names the
+/// lowest env index at fault.
+pub fn check_batch(
+    spec: &EnvSpec,
+    num_envs: usize,
+    actions: &[f32],
+    mut ready: impl FnMut(usize) -> Result<()>,
+) -> Result<()> {
+    check_actions_len(spec, num_envs, actions)?;
+    let dim = spec.action_space.flat_dim();
+    for i in 0..num_envs {
+        ready(i)?;
+        spec.action_space
+            .check(&actions[i * dim..(i + 1) * dim])
+            .map_err(|reason| Error::InvalidAction {
+                env: Some(i),
+                reason,
+            })?;
+    }
+    Ok(())
+}
+
+/// Checks the length of a `reset_envs` mask.
+pub fn check_mask_len(mask: &[bool], num_envs: usize) -> Result<()> {
+    if mask.len() != num_envs {
+        return Err(Error::Shape(format!(
+            "reset mask has {} entries for {num_envs} envs",
+            mask.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that every index in `envs` is below `num_envs`.
+pub fn check_env_indices(envs: &[usize], num_envs: usize) -> Result<()> {
+    match envs.iter().find(|&&i| i >= num_envs) {
+        Some(bad) => Err(Error::Shape(format!(
+            "env index {bad} out of range for {num_envs} envs"
+        ))),
+        None => Ok(()),
+    }
+}

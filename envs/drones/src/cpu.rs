@@ -2,10 +2,10 @@
 
 use crate::config::Settings;
 use crate::state::{CHUNK, Drone, LEN, soa_len};
-use crate::task::{self, StepResult};
+use crate::task::{self, write_info};
 use proprio_core::{
-    Batch, EnvRng, EnvSpec, Error, Info, Kernel, MAX_THREADS, ResetOptions, Result, Rows,
-    WorkerPool, command,
+    Batch, EnvRng, EnvSpec, Error, Kernel, MAX_THREADS, ResetOptions, Result, Rows, WorkerPool,
+    command,
 };
 use std::sync::{Arc, Mutex};
 
@@ -28,17 +28,6 @@ struct Part<'a> {
     commands: &'a [u32],
     actions: &'a [f32],
     rows: Rows<'a>,
-}
-
-/// Writes the per-step `info` entries.
-pub(crate) fn write_info(info: &mut Info, distance: f32, reached: f32, out: Option<&StepResult>) {
-    info.clear();
-    info.set("distance", f64::from(distance));
-    info.set("reached", f64::from(reached));
-    if let Some(out) = out {
-        info.set("success", f64::from(u8::from(out.success)));
-        info.set("crash", out.crash as u8 as f64);
-    }
 }
 
 impl Part<'_> {

@@ -3,13 +3,12 @@
 //! envs), results read back into the [`Batch`] — or left on the device.
 
 use crate::config::{ActionMode, Settings};
-use crate::cpu::write_info;
 use crate::params::{
     BODY_RADIUS, DRAG, GRAVITY, INERTIA, KF, KM, MASS, MAX_RATE, RATE_GAIN, RPM_TO_RAD,
     THRUST_TO_WEIGHT, max_rpm, motor_xy,
 };
 use crate::state::{CHUNK, Drone, LEN, soa_len};
-use crate::task::{self, Crash, StepResult};
+use crate::task::{self, Crash, StepResult, write_info};
 use bytemuck::{Pod, Zeroable};
 use proprio_core::{Batch, EnvRng, EnvSpec, Error, Kernel, ResetOptions, Result, command};
 use std::fmt::Write;

@@ -6,8 +6,8 @@ use crate::dynamics::{motor_rpm, norm, rate_control, rotation, sub, substep};
 use crate::params::{BODY_RADIUS, INERTIA, KF, KM, MASS, MOTOR_TAU, hover_rpm};
 use crate::state::Drone;
 use bytemuck::Zeroable;
-use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;
+use proprio_core::{EnvRng, Info};
 use std::f32::consts::{PI, TAU};
 
 /// Half the side of the arena box around the origin; leaving it ends the episode, m.
@@ -289,6 +289,17 @@ pub fn control_step(d: &mut Drone, action: [f32; 4], s: &Settings) -> StepResult
         terminated: crash != Crash::None || finishes,
         success,
         crash,
+    }
+}
+
+/// Writes the per-step `info` entries.
+pub fn write_info(info: &mut Info, distance: f32, reached: f32, out: Option<&StepResult>) {
+    info.clear();
+    info.set("distance", f64::from(distance));
+    info.set("reached", f64::from(reached));
+    if let Some(out) = out {
+        info.set("success", f64::from(u8::from(out.success)));
+        info.set("crash", out.crash as u8 as f64);
     }
 }
 
