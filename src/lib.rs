@@ -24,6 +24,8 @@ pub fn registry() -> &'static Registry {
         proprio_classic::register(&mut registry);
         #[cfg(feature = "drones")]
         proprio_drones::register(&mut registry);
+        #[cfg(feature = "manipulation")]
+        proprio_manipulation::register(&mut registry);
         registry
     })
 }

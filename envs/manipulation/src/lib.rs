@@ -1,19 +1,198 @@
 //! # proprio-manipulation
 //!
-//! The robot of Proprio's manipulation envs: a Franka Emika Panda arm with
-//! its parallel-jaw hand, described in `assets/robots/panda.urdf` with
-//! primitive collision shapes. This crate reads that description into a
-//! kinematic chain with forward kinematics, the geometric Jacobian and a
-//! damped-least-squares IK step — what the end-effector controllers
-//! (`pd_ee_delta_pos`, `pd_ee_delta_pose`) and the scripted policies build on —
-//! and loads it into a rapier3d world ([`ArmWorld`]) as a multibody on a
-//! table, driven by force-based PD motors capped at the joints' effort limits.
+//! A Franka Emika Panda with its parallel-jaw hand on a table, in rapier3d:
+//! `manipulation/reach-v0`, `manipulation/push-cube-v0`,
+//! `manipulation/pick-cube-v0` and `manipulation/stack-cube-v0`.
+//!
+//! The robot is described in `assets/robots/panda.urdf` with primitive
+//! collision shapes; [`Chain`] reads it for kinematics (FK, Jacobian, DLS IK)
+//! and [`Scene`] loads it as a rapier multibody with PD joint motors. Every
+//! env has its own rapier world; [`CpuKernel`] steps them on worker threads
+//! through [`proprio_core::KernelVecEnv`], which owns seeding, autoreset,
+//! time limits and snapshots (the whole rapier state, bit for bit).
 
-mod arm;
+mod config;
+mod controller;
+mod cpu;
 mod linalg;
 mod robot;
+mod scripted;
+pub mod task;
+mod world;
 
-pub use arm::{
-    ARM_GAINS, ArmError, ArmWorld, BASE, DT, FINGER_GAINS, MOVING_JOINTS, READY, TABLE_HALF,
+pub use config::{ControlMode, ManipConfig, Settings, TaskKind};
+pub use controller::{
+    ControlState, Controller, EE_BOUNDS, EE_LEAD, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP,
 };
+pub use cpu::{CpuKernel, ManipState};
 pub use robot::{Chain, ChainJoint, JointKind, MAX_DOF, PANDA_URDF, RobotError, TCP_OFFSET};
+pub use scripted::Scripted;
+pub use world::{
+    ARM_GAINS, BASE, BodyState, CUBE_DENSITY, CUBE_HALF, FINGER_GAINS, GRIP_FRICTION, MAX_CUBES,
+    MOVING_JOINTS, Parts, Physics, READY, Scene, SceneError, TABLE_FRICTION, TABLE_HALF, World,
+};
+
+use proprio_core::serde_json::Value;
+use proprio_core::{
+    Backend, EnvEntry, EnvSpec, Error, KernelEnv, KernelVecEnv, Registry, ResetOptions, Result,
+    Space, VecEnv, VecOptions, split_config,
+};
+use std::sync::Arc;
+
+const ACTION_HANDLING: &str = "components must lie in [-1, 1]; the meaning depends on the `control` config key (pd_joint_pos, pd_joint_delta_pos, pd_ee_delta_pos, pd_ee_delta_pose); the last component closes (-1) or opens (+1) the gripper";
+
+/// `manipulation/reach-v0`.
+pub const REACH: EnvEntry = EnvEntry {
+    id: "manipulation/reach-v0",
+    description: "Move the Panda's tool centre point to a random goal in the air.",
+    reward_range: (-1.0, 1.0),
+    max_episode_steps: Some(50),
+    physics_steps_per_step: 5,
+    reward: "1 - tanh(5 d) - 1 per step (d: TCP to goal, m); +1 on success",
+    termination: "terminated on success (TCP within 2.5 cm of the goal); truncated after 50 steps (2.5 s) or on a physics blow-up (info blow_up: 1 non-finite, 2 left the workspace)",
+    action_handling: ACTION_HANDLING,
+};
+
+/// `manipulation/push-cube-v0`.
+pub const PUSH_CUBE: EnvEntry = EnvEntry {
+    id: "manipulation/push-cube-v0",
+    description: "Push a 4 cm cube across the table into a goal region 20 cm away.",
+    reward_range: (-1.0, 1.0),
+    max_episode_steps: Some(100),
+    physics_steps_per_step: 5,
+    reward: "(reach + 2 place) / 3 - 1 per step, reach = 1 - tanh(5 |TCP - point behind the cube|), place = 1 - tanh(5 |cube - goal|_xy); +1 on success",
+    termination: "terminated on success (cube centre within 10 cm of the goal, on the table); truncated after 100 steps (5 s) or on a physics blow-up (info blow_up)",
+    action_handling: ACTION_HANDLING,
+};
+
+/// `manipulation/pick-cube-v0`.
+pub const PICK_CUBE: EnvEntry = EnvEntry {
+    id: "manipulation/pick-cube-v0",
+    description: "Grasp a 4 cm cube and hold it still at a random goal up to 30 cm above the table.",
+    reward_range: (-1.0, 1.0),
+    max_episode_steps: Some(100),
+    physics_steps_per_step: 5,
+    reward: "(reach + grasped + 2 grasped place) / 4 - 1 per step, reach = 1 - tanh(5 |TCP - cube|), place = 1 - tanh(5 |cube - goal|); +1 on success",
+    termination: "terminated on success (held within 2.5 cm of the goal, arm still, for 0.25 s); truncated after 100 steps (5 s) or on a physics blow-up (info blow_up)",
+    action_handling: ACTION_HANDLING,
+};
+
+/// `manipulation/stack-cube-v0`.
+pub const STACK_CUBE: EnvEntry = EnvEntry {
+    id: "manipulation/stack-cube-v0",
+    description: "Put cube A on cube B and let go; A must stay there for 1 s.",
+    reward_range: (-1.0, 1.0),
+    max_episode_steps: Some(150),
+    physics_steps_per_step: 5,
+    reward: "(reach + holds + 2 holds place + released on top) / 5 - 1 per step, reach = 1 - tanh(5 |TCP - A|), holds = A grasped or on B, place = 1 - tanh(5 |A - top of B|); +1 on success",
+    termination: "terminated on success (A on B, released and still, for 1 s); truncated after 150 steps (7.5 s) or on a physics blow-up (info blow_up)",
+    action_handling: ACTION_HANDLING,
+};
+
+/// Manipulation episodes take no reset options.
+pub(crate) fn no_options(options: ResetOptions) -> Result<()> {
+    match options {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Object(map)) if map.is_empty() => Ok(()),
+        Some(other) => Err(Error::Options(format!(
+            "manipulation envs take no reset options, got {other}"
+        ))),
+    }
+}
+
+/// Validated settings and the spec of `entry` under a user config.
+pub fn settings(
+    entry: &EnvEntry,
+    task: TaskKind,
+    config: &Value,
+) -> Result<(Settings, Arc<EnvSpec>)> {
+    let (rest, limit) = split_config(entry.id, config, entry.max_episode_steps)?;
+    let config_error = |message: String| Error::Config {
+        id: entry.id.into(),
+        message,
+    };
+    let mut parsed: ManipConfig =
+        proprio_core::serde_json::from_value(rest).map_err(|e| config_error(e.to_string()))?;
+    let settings = Settings::new(task, &parsed).map_err(config_error)?;
+    parsed.control = Some(settings.control);
+    let mut config_json =
+        proprio_core::serde_json::to_value(&parsed).map_err(|e| config_error(e.to_string()))?;
+    if let Value::Object(map) = &mut config_json {
+        map.insert(
+            proprio_core::MAX_EPISODE_STEPS.into(),
+            limit.map_or(Value::Null, Value::from),
+        );
+    }
+    let dim = settings.control.action_dim();
+    let spec = EnvSpec {
+        id: entry.id.into(),
+        description: entry.description.into(),
+        observation_space: Space::Box {
+            low: vec![f32::NEG_INFINITY; task::obs_dim(task)],
+            high: vec![f32::INFINITY; task::obs_dim(task)],
+        },
+        action_space: Space::Box {
+            low: vec![-1.0; dim],
+            high: vec![1.0; dim],
+        },
+        reward_range: entry.reward_range,
+        max_episode_steps: limit,
+        physics_steps_per_step: settings.substeps,
+        reward: entry.reward.into(),
+        termination: entry.termination.into(),
+        action_handling: entry.action_handling.into(),
+        config: config_json,
+    };
+    Ok((settings, Arc::new(spec)))
+}
+
+fn make_vec(
+    entry: &EnvEntry,
+    task: TaskKind,
+    config: &Value,
+    n: usize,
+    options: VecOptions,
+) -> Result<Box<dyn VecEnv>> {
+    let (settings, spec) = settings(entry, task, config)?;
+    if options.backend == Backend::Gpu {
+        return Err(Error::Backend(format!(
+            "{} runs on the cpu backend only (GPU manipulation is not built yet)",
+            entry.id
+        )));
+    }
+    let threads = options.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let kernel = CpuKernel::new(spec, settings, n, threads)?;
+    Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)))
+}
+
+/// Registers the four manipulation tasks and their scripted policies.
+pub fn register(registry: &mut Registry) {
+    for (entry, task) in [
+        (REACH, TaskKind::Reach),
+        (PUSH_CUBE, TaskKind::PushCube),
+        (PICK_CUBE, TaskKind::PickCube),
+        (STACK_CUBE, TaskKind::StackCube),
+    ] {
+        let default_config = proprio_core::serde_json::to_value(ManipConfig::defaults_for(task))
+            .unwrap_or(Value::Null);
+        registry.register(
+            entry,
+            default_config,
+            Box::new(move |config| {
+                let (settings, spec) = settings(&entry, task, config)?;
+                Ok(Box::new(KernelEnv::new(CpuKernel::new(
+                    spec, settings, 1, 1,
+                )?)?))
+            }),
+            Box::new(move |config, n, options| make_vec(&entry, task, config, n, options)),
+        );
+        let controller = Box::new(move |spec: &EnvSpec| {
+            let (settings, _) = settings(&entry, task, &spec.config)?;
+            Ok(Box::new(Scripted::new(settings)?) as Box<dyn proprio_core::Controller>)
+        });
+        // The id was registered just above.
+        let _ = registry.register_controller(entry.id, controller);
+    }
+}

@@ -1,0 +1,149 @@
+//! The config of every manipulation task (serde, with defaults) and its validated form.
+
+use serde::{Deserialize, Serialize};
+
+/// How an action drives the arm (ManiSkill's controller names); the last
+/// action component always drives the gripper (−1 closed, +1 open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlMode {
+    /// Joint position targets: 7 components spanning each joint's limits.
+    PdJointPos,
+    /// Joint position steps from the measured position, ±0.1 rad per control step.
+    PdJointDeltaPos,
+    /// End-effector translation steps, ±0.1 m per control step (world frame),
+    /// solved to joint targets by damped-least-squares IK; the hand keeps its orientation.
+    PdEeDeltaPos,
+    /// End-effector translation steps (±0.1 m) and rotation steps (axis-angle
+    /// in the world frame, ±0.1 rad), solved by damped-least-squares IK.
+    PdEeDeltaPose,
+}
+
+impl ControlMode {
+    /// Action components, the gripper included.
+    pub fn action_dim(self) -> usize {
+        match self {
+            Self::PdJointPos | Self::PdJointDeltaPos => 8,
+            Self::PdEeDeltaPos => 4,
+            Self::PdEeDeltaPose => 7,
+        }
+    }
+}
+
+/// Which manipulation task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskKind {
+    /// Move the tool centre point to a goal in the air.
+    Reach,
+    /// Push a cube into a goal region on the table.
+    PushCube,
+    /// Grasp a cube and lift it to a goal in the air.
+    PickCube,
+    /// Put cube A on cube B and let go.
+    StackCube,
+}
+
+impl TaskKind {
+    /// Cubes in the scene.
+    pub fn cubes(self) -> usize {
+        match self {
+            Self::Reach => 0,
+            Self::PushCube | Self::PickCube => 1,
+            Self::StackCube => 2,
+        }
+    }
+
+    /// The controller a task uses unless the config names another.
+    pub fn default_control(self) -> ControlMode {
+        match self {
+            Self::Reach | Self::PushCube => ControlMode::PdEeDeltaPos,
+            Self::PickCube | Self::StackCube => ControlMode::PdEeDeltaPose,
+        }
+    }
+}
+
+/// Config keys of `manipulation/*`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ManipConfig {
+    /// Physics step rate, Hz.
+    pub physics_hz: u32,
+    /// Control rate (env steps per second), Hz; must divide `physics_hz`.
+    pub control_hz: u32,
+    /// The controller (default: the task's, see `docs/envs.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<ControlMode>,
+    /// Spread of the initial arm joint angles around the rest pose, rad (uniform).
+    pub joint_noise: f32,
+}
+
+impl Default for ManipConfig {
+    fn default() -> Self {
+        Self {
+            physics_hz: 100,
+            control_hz: 20,
+            control: None,
+            joint_noise: 0.02,
+        }
+    }
+}
+
+impl ManipConfig {
+    /// The defaults with the task's controller filled in (what `proprio info` shows).
+    pub fn defaults_for(task: TaskKind) -> Self {
+        Self {
+            control: Some(task.default_control()),
+            ..Self::default()
+        }
+    }
+}
+
+/// A validated config.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// The task.
+    pub task: TaskKind,
+    /// Physics steps per control step.
+    pub substeps: u32,
+    /// Physics step, s.
+    pub dt: f32,
+    /// Control steps per second.
+    pub control_hz: u32,
+    /// The controller.
+    pub control: ControlMode,
+    /// Initial joint spread, rad.
+    pub joint_noise: f32,
+}
+
+impl Settings {
+    /// Checks `config` for `task`; the message names the bad key.
+    pub fn new(task: TaskKind, config: &ManipConfig) -> Result<Self, String> {
+        let c = config;
+        if c.control_hz == 0 || c.physics_hz == 0 || !c.physics_hz.is_multiple_of(c.control_hz) {
+            return Err(format!(
+                "physics_hz ({}) must be a positive multiple of control_hz ({})",
+                c.physics_hz, c.control_hz
+            ));
+        }
+        if !(50..=2000).contains(&c.physics_hz) || c.physics_hz / c.control_hz > 50 {
+            return Err(format!(
+                "physics_hz must be 50–2000 and physics_hz / control_hz at most 50, got {} and {}",
+                c.physics_hz, c.control_hz
+            ));
+        }
+        if !(c.joint_noise.is_finite() && (0.0..=0.5).contains(&c.joint_noise)) {
+            return Err(format!(
+                "joint_noise must be in [0, 0.5] rad, got {}",
+                c.joint_noise
+            ));
+        }
+        Ok(Self {
+            task,
+            substeps: c.physics_hz / c.control_hz,
+            dt: 1.0 / c.physics_hz as f32,
+            control_hz: c.control_hz,
+            control: c.control.unwrap_or(task.default_control()),
+            joint_noise: c.joint_noise,
+        })
+    }
+}

@@ -1,0 +1,136 @@
+//! The arm controllers: normalised actions to PD joint targets (ManiSkill's
+//! `pd_joint_pos`, `pd_joint_delta_pos`, `pd_ee_delta_pos`, `pd_ee_delta_pose`).
+
+use crate::config::ControlMode;
+use crate::robot::{Chain, RobotError};
+use crate::world::BASE;
+use glam::{DQuat, DVec3, Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// Largest joint step of `pd_joint_delta_pos`, rad per control step.
+pub const JOINT_STEP: f32 = 0.1;
+/// Largest end-effector translation step, m per control step.
+pub const EE_STEP: f32 = 0.1;
+/// Largest end-effector rotation step, rad per control step.
+pub const EE_TURN: f32 = 0.1;
+/// Finger opening at gripper action −1 (a little past closed, so a held cube is squeezed) and +1, m.
+pub const FINGER_RANGE: (f32, f32) = (-0.01, 0.04);
+/// How far the end-effector target may lead the hand, m: no wind-up against an obstacle.
+pub const EE_LEAD: f32 = 0.15;
+/// The box the end-effector target stays in (world frame, m): above the table, within reach.
+pub const EE_BOUNDS: ([f32; 3], [f32; 3]) = ([-0.45, -0.5, 0.0], [0.35, 0.5, 0.7]);
+/// Damped-least-squares iterations per control step, and their damping λ.
+const IK_ITERATIONS: usize = 4;
+const IK_DAMPING: f64 = 0.05;
+
+/// What a controller carries from one control step to the next.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ControlState {
+    /// End-effector target position, world frame, m.
+    pub ee_position: [f32; 3],
+    /// End-effector target orientation (x, y, z, w).
+    pub ee_rotation: [f32; 4],
+    /// The PD targets last set: 7 joint angles, 2 finger openings.
+    pub targets: [f32; 9],
+}
+
+/// Turns actions into joint targets, with the arm's kinematics for the IK.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    chain: Chain,
+    limits: [(f32, f32); 7],
+}
+
+fn lerp((low, high): (f32, f32), a: f32) -> f32 {
+    low + (a.clamp(-1.0, 1.0) + 1.0) * 0.5 * (high - low)
+}
+
+impl Controller {
+    /// The Panda's controller.
+    pub fn panda() -> Result<Self, RobotError> {
+        let chain = Chain::panda()?;
+        let mut limits = [(0.0, 0.0); 7];
+        for (slot, joint) in limits.iter_mut().zip(chain.actuated()) {
+            *slot = (joint.limits.0 as f32, joint.limits.1 as f32);
+        }
+        if chain.dof() != 7 {
+            return Err(RobotError::Chain(format!(
+                "the arm has {} moving joints, not 7",
+                chain.dof()
+            )));
+        }
+        Ok(Self { chain, limits })
+    }
+
+    /// The arm's kinematic chain.
+    pub fn chain(&self) -> &Chain {
+        &self.chain
+    }
+
+    /// The state at the start of an episode: hold the given targets and hand pose.
+    pub fn start(&self, targets: &[f32; 9], tcp: (Vec3, Quat)) -> ControlState {
+        ControlState {
+            ee_position: tcp.0.to_array(),
+            ee_rotation: tcp.1.to_array(),
+            targets: *targets,
+        }
+    }
+
+    /// The PD targets for `action` (validated to [−1, 1]), given the measured joint positions `q`.
+    pub fn apply(
+        &self,
+        mode: ControlMode,
+        action: &[f32],
+        q: &[f32; 9],
+        tcp: Vec3,
+        state: &mut ControlState,
+    ) -> [f32; 9] {
+        let arm = &mut state.targets;
+        match mode {
+            ControlMode::PdJointPos => {
+                for k in 0..7 {
+                    arm[k] = lerp(self.limits[k], action[k]);
+                }
+            }
+            ControlMode::PdJointDeltaPos => {
+                for k in 0..7 {
+                    arm[k] = (q[k] + JOINT_STEP * action[k]).clamp(self.limits[k].0, self.limits[k].1);
+                }
+            }
+            ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose => {
+                let step = Vec3::new(action[0], action[1], action[2]) * EE_STEP;
+                let (low, high) = (Vec3::from(EE_BOUNDS.0), Vec3::from(EE_BOUNDS.1));
+                let wanted = (Vec3::from(state.ee_position) + step).clamp(low, high);
+                let lead = wanted - tcp;
+                let position = tcp + lead.clamp_length_max(EE_LEAD);
+                state.ee_position = position.to_array();
+                if mode == ControlMode::PdEeDeltaPose {
+                    let turn = Vec3::new(action[3], action[4], action[5]) * EE_TURN;
+                    let rotation = Quat::from_scaled_axis(turn) * Quat::from_array(state.ee_rotation);
+                    state.ee_rotation = rotation.normalize().to_array();
+                }
+                self.solve(position, Quat::from_array(state.ee_rotation), arm);
+            }
+        }
+        let gripper = lerp(FINGER_RANGE, action[mode.action_dim() - 1]);
+        arm[7] = gripper;
+        arm[8] = gripper;
+        *arm
+    }
+
+    /// Joint targets (from the previous ones) that put the TCP at `position` with `rotation`.
+    fn solve(&self, position: Vec3, rotation: Quat, targets: &mut [f32; 9]) {
+        let mut q = [0.0f64; 7];
+        for (qk, t) in q.iter_mut().zip(targets.iter()) {
+            *qk = f64::from(*t);
+        }
+        let goal = position.as_dvec3() - DVec3::from(BASE.map(f64::from));
+        let orientation = DQuat::from_array(rotation.to_array().map(f64::from)).normalize();
+        for _ in 0..IK_ITERATIONS {
+            self.chain.ik_step(&mut q, goal, Some(orientation), IK_DAMPING);
+        }
+        for (t, qk) in targets.iter_mut().zip(q) {
+            *t = qk as f32;
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! N manipulation envs on CPU threads: one rapier world per env, each thread
+//! stepping a fixed contiguous run of worlds (results do not depend on the thread count).
+
+use crate::config::Settings;
+use crate::controller::Controller;
+use crate::task::{self, BlowUp, TaskState, write_info};
+use crate::world::{Physics, Scene, World};
+use proprio_core::{
+    Batch, EnvRng, EnvSpec, Error, Kernel, MAX_THREADS, ResetOptions, Result, Rows, WorkerPool,
+    command,
+};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+/// The full state of one env: its rapier world and the task's side.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct ManipState {
+    /// Everything rapier steps (bodies, multibody, contacts, broad phase, islands).
+    pub physics: Physics,
+    /// Goal, success counter and controller memory.
+    pub task: TaskState,
+}
+
+/// One env: its world and task state.
+struct Slot {
+    world: World,
+    task: TaskState,
+}
+
+/// What every thread reads.
+struct Shared {
+    settings: Settings,
+    scene: Scene,
+    controller: Controller,
+}
+
+/// Steps N manipulation envs on CPU threads.
+pub struct CpuKernel {
+    spec: Arc<EnvSpec>,
+    shared: Shared,
+    slots: Vec<Slot>,
+    /// The start of each env's next episode.
+    staged: Vec<ManipState>,
+    pool: WorkerPool,
+}
+
+/// The envs, staged starts, commands, actions and batch rows of one thread.
+struct Part<'a> {
+    slots: &'a mut [Slot],
+    staged: &'a mut [ManipState],
+    commands: &'a [u32],
+    actions: &'a [f32],
+    rows: Rows<'a>,
+}
+
+impl Part<'_> {
+    fn run(mut self, shared: &Shared) {
+        let s = &shared.settings;
+        let parts = shared.scene.parts();
+        let dim = s.control.action_dim();
+        for (k, slot) in self.slots.iter_mut().enumerate() {
+            let cmd = self.commands[k];
+            if cmd == 0 {
+                continue;
+            }
+            if cmd & command::RESET != 0 {
+                start(slot, &mut self.staged[k]);
+                self.rows.clear_flags(k);
+                write_info(&mut self.rows.infos[k], s, slot.world.physics(), parts, &slot.task, None);
+            } else {
+                let action = &self.actions[k * dim..(k + 1) * dim];
+                let out = task::control_step(
+                    s,
+                    parts,
+                    &shared.controller,
+                    &mut slot.world,
+                    &mut slot.task,
+                    action,
+                );
+                let cut = out.blow_up != BlowUp::None;
+                self.rows.reward[k] = out.reward;
+                self.rows.terminated[k] = out.success;
+                self.rows.truncated[k] = cut || cmd & command::LAST != 0;
+                self.rows.has_final[k] = false;
+                write_info(&mut self.rows.infos[k], s, slot.world.physics(), parts, &slot.task, Some(&out));
+                let ends = out.success || self.rows.truncated[k];
+                if cmd & command::SAME_STEP != 0 && ends {
+                    task::observe(s, slot.world.physics(), parts, &slot.task, self.rows.obs(k));
+                    self.rows.keep_final(k);
+                    start(slot, &mut self.staged[k]);
+                    write_info(&mut self.rows.infos[k], s, slot.world.physics(), parts, &slot.task, None);
+                }
+            }
+            task::observe(s, slot.world.physics(), parts, &slot.task, self.rows.obs(k));
+        }
+    }
+}
+
+/// Starts the staged episode (the staged slot is left with the old world, to be restaged).
+fn start(slot: &mut Slot, staged: &mut ManipState) {
+    slot.world.swap_physics(&mut staged.physics);
+    slot.task = staged.task;
+}
+
+impl CpuKernel {
+    /// `num_envs` envs of `spec` on `threads` worker threads.
+    pub fn new(
+        spec: Arc<EnvSpec>,
+        settings: Settings,
+        num_envs: usize,
+        threads: usize,
+    ) -> Result<Self> {
+        let threads = threads.clamp(1, MAX_THREADS).min(num_envs.max(1));
+        let pool = WorkerPool::new(threads)
+            .map_err(|e| Error::Shape(format!("cannot start {threads} worker threads: {e}")))?;
+        let scene = Scene::new(settings.task.cubes(), settings.dt)
+            .map_err(|e| Error::Backend(e.to_string()))?;
+        let controller = Controller::panda().map_err(|e| Error::Backend(e.to_string()))?;
+        let shared = Shared {
+            settings,
+            scene,
+            controller,
+        };
+        let blank = || {
+            let (physics, task) = task::draw(&settings, &shared.scene, &shared.controller, &mut proprio_core::episode_rng(0, 0, 0));
+            ManipState { physics, task }
+        };
+        let staged: Vec<ManipState> = (0..num_envs).map(|_| blank()).collect();
+        let slots = staged
+            .iter()
+            .map(|s| Slot {
+                world: World::from_physics(s.physics.clone()),
+                task: s.task,
+            })
+            .collect();
+        Ok(Self {
+            spec,
+            shared,
+            slots,
+            staged,
+            pool,
+        })
+    }
+
+    /// Number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+}
+
+impl Kernel for CpuKernel {
+    type State = ManipState;
+
+    fn spec(&self) -> &EnvSpec {
+        &self.spec
+    }
+
+    fn num_envs(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn draw(&self, rng: &mut EnvRng, options: ResetOptions) -> Result<ManipState> {
+        crate::no_options(options)?;
+        let (physics, task) = task::draw(
+            &self.shared.settings,
+            &self.shared.scene,
+            &self.shared.controller,
+            rng,
+        );
+        Ok(ManipState { physics, task })
+    }
+
+    fn stage(&mut self, env: usize, start: &ManipState) -> Result<()> {
+        self.staged[env].clone_from(start);
+        Ok(())
+    }
+
+    fn run(&mut self, commands: &[u32], actions: &[f32], batch: &mut Batch) -> Result<()> {
+        let n = self.slots.len();
+        let dim = self.shared.settings.control.action_dim();
+        let threads = self.pool.threads();
+        let parts: [Mutex<Option<Part<'_>>>; MAX_THREADS] =
+            std::array::from_fn(|_| Mutex::new(None));
+        let mut slots = self.slots.as_mut_slice();
+        let mut staged = self.staged.as_mut_slice();
+        let mut commands = commands;
+        let mut actions = actions;
+        let mut rows = batch.rows_mut();
+        let mut done = 0;
+        for (t, part) in parts.iter().enumerate().take(threads) {
+            let end = (t + 1) * n / threads;
+            let size = end - done;
+            let (w_head, w_tail) = slots.split_at_mut(size);
+            let (s_head, s_tail) = staged.split_at_mut(size);
+            let (c_head, c_tail) = commands.split_at(size);
+            let (a_head, a_tail) = actions.split_at((size * dim).min(actions.len()));
+            let (r_head, r_tail) = rows.split_at(size);
+            *part.lock().unwrap_or_else(|e| e.into_inner()) = Some(Part {
+                slots: w_head,
+                staged: s_head,
+                commands: c_head,
+                actions: a_head,
+                rows: r_head,
+            });
+            (slots, staged, commands, actions, rows) = (w_tail, s_tail, c_tail, a_tail, r_tail);
+            done = end;
+        }
+        let shared = &self.shared;
+        self.pool.run(&|t| {
+            let part = parts.get(t).and_then(|p| p.lock().ok()?.take());
+            if let Some(part) = part {
+                part.run(shared);
+            }
+        });
+        Ok(())
+    }
+
+    fn state(&self, env: usize) -> Result<ManipState> {
+        let slot = &self.slots[env];
+        Ok(ManipState {
+            physics: slot.world.physics().clone(),
+            task: slot.task,
+        })
+    }
+
+    fn set_state(&mut self, env: usize, state: &ManipState, batch: &mut Batch) -> Result<()> {
+        let parts = self.shared.scene.parts();
+        if !state.physics.fits(parts) {
+            return Err(Error::State(format!(
+                "the world in this state is not a {} scene",
+                self.spec.id
+            )));
+        }
+        if !state.physics.is_finite() || !task::is_finite(&state.task) {
+            return Err(Error::State("the state holds NaN or infinite values".into()));
+        }
+        let slot = &mut self.slots[env];
+        slot.world = World::from_physics(state.physics.clone());
+        slot.task = state.task;
+        task::observe(
+            &self.shared.settings,
+            slot.world.physics(),
+            parts,
+            &slot.task,
+            batch.rows_mut().obs(env),
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,347 @@
+//! The four tasks: episode starts drawn from the env's stream, one control
+//! step (controller, physics substeps, blow-up checks, staged reward,
+//! success), the observation and the `info` entries.
+
+use crate::config::{Settings, TaskKind};
+use crate::controller::{ControlState, Controller};
+use crate::world::{BodyState, CUBE_HALF, Parts, Physics, READY, Scene, World};
+use glam::{Quat, Vec3};
+use proprio_core::{EnvRng, Info};
+use proprio_core::rand::RngExt;
+use serde::{Deserialize, Serialize};
+use std::f32::consts::{PI, TAU};
+
+/// Reach success: TCP within this distance of the goal, m.
+pub const REACH_RADIUS: f32 = 0.025;
+/// Push success: cube centre within this horizontal distance of the goal, m (ManiSkill's).
+pub const PUSH_RADIUS: f32 = 0.1;
+/// Push: how far the goal lies from the cube, m.
+pub const PUSH_DISTANCE: f32 = 0.2;
+/// Pick success: cube centre within this distance of the goal while held still, m.
+pub const PICK_RADIUS: f32 = 0.025;
+/// Stack: largest horizontal offset of A from B, m (half the cube's face diagonal + 5 mm).
+pub const STACK_OFFSET: f32 = CUBE_HALF * std::f32::consts::SQRT_2 + 0.005;
+/// Joint speed under which the arm counts as still, rad/s.
+pub const STILL: f32 = 0.2;
+/// Objects beyond this box (world frame, m) have left the workspace: the episode is truncated.
+pub const WORKSPACE: ([f32; 3], [f32; 3]) = ([-1.0, -1.0, -0.2], [1.0, 1.0, 2.0]);
+
+/// Why an episode was cut short, as reported in `info["blow_up"]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlowUp {
+    /// Physics stayed finite and in bounds.
+    None = 0,
+    /// A pose or velocity became NaN or infinite.
+    NonFinite = 1,
+    /// An object left the workspace box.
+    LeftWorkspace = 2,
+}
+
+/// The task's side of an env's state: goal, success counter, controller memory.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TaskState {
+    /// Goal position, world frame, m (push: on the table, z = cube half size).
+    pub goal: [f32; 3],
+    /// Consecutive control steps the success condition has held.
+    pub held: u32,
+    /// Controller memory.
+    pub control: ControlState,
+}
+
+/// What one control step produced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepResult {
+    /// Reward.
+    pub reward: f32,
+    /// The task is solved (the episode terminates).
+    pub success: bool,
+    /// Physics failure (the episode is truncated).
+    pub blow_up: BlowUp,
+}
+
+/// Whether the task state holds only finite numbers.
+pub fn is_finite(t: &TaskState) -> bool {
+    let c = &t.control;
+    t.goal.iter().chain(&c.ee_position).chain(&c.ee_rotation).chain(&c.targets).all(|v| v.is_finite())
+}
+
+fn uniform(rng: &mut EnvRng, low: f32, high: f32) -> f32 {
+    low + (high - low) * rng.random::<f32>()
+}
+
+fn cube_xy(rng: &mut EnvRng) -> Vec3 {
+    Vec3::new(uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1), CUBE_HALF)
+}
+
+/// Draws the start of an episode: arm near its rest pose, cubes and goal placed at random.
+pub fn draw(
+    s: &Settings,
+    scene: &Scene,
+    controller: &Controller,
+    rng: &mut EnvRng,
+) -> (Physics, TaskState) {
+    let mut q = [0.0; 9];
+    for (qk, rest) in q.iter_mut().zip(READY) {
+        *qk = rest + uniform(rng, -s.joint_noise, s.joint_noise);
+    }
+    q[7] = 0.04;
+    q[8] = 0.04;
+    let (cubes, goal): ([(Vec3, f32); 2], Vec3) = match s.task {
+        TaskKind::Reach => {
+            let goal = Vec3::new(
+                uniform(rng, -0.3, 0.1),
+                uniform(rng, -0.25, 0.25),
+                uniform(rng, 0.05, 0.4),
+            );
+            ([(Vec3::ZERO, 0.0); 2], goal)
+        }
+        TaskKind::PushCube => {
+            let cube = cube_xy(rng);
+            let angle = uniform(rng, -PI / 6.0, PI / 6.0);
+            let goal = cube + PUSH_DISTANCE * Vec3::new(angle.cos(), angle.sin(), 0.0);
+            ([(cube, 0.0), (Vec3::ZERO, 0.0)], goal)
+        }
+        TaskKind::PickCube => {
+            let cube = cube_xy(rng);
+            let yaw = uniform(rng, 0.0, TAU);
+            let goal = cube_xy(rng) + Vec3::new(0.0, 0.0, uniform(rng, 0.0, 0.3));
+            ([(cube, yaw), (Vec3::ZERO, 0.0)], goal)
+        }
+        TaskKind::StackCube => {
+            let a = cube_xy(rng);
+            // B at least 10 cm from A: a fixed number of tries keeps the stream deterministic.
+            let mut b = cube_xy(rng);
+            for _ in 0..32 {
+                if (b - a).length() >= 0.1 {
+                    break;
+                }
+                b = cube_xy(rng);
+            }
+            if (b - a).length() < 0.1 {
+                b = a + Vec3::new(0.0, if a.y > 0.0 { -0.1 } else { 0.1 }, 0.0);
+            }
+            let yaws = (uniform(rng, 0.0, TAU), uniform(rng, 0.0, TAU));
+            ([(a, yaws.0), (b, yaws.1)], b + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF))
+        }
+    };
+    let physics = scene.start(&q, &cubes[..s.task.cubes()]);
+    let tcp = physics.tcp(scene.parts());
+    let task = TaskState {
+        goal: goal.to_array(),
+        held: 0,
+        control: controller.start(&q, tcp),
+    };
+    (physics, task)
+}
+
+fn closeness(distance: f32) -> f32 {
+    1.0 - (5.0 * distance).tanh()
+}
+
+/// Dense progress in [0, 1] (1 = the success condition holds) and whether it holds now.
+fn progress(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState) -> (f32, bool, f32) {
+    let (tcp, _) = p.tcp(parts);
+    let goal = Vec3::from(t.goal);
+    let (_, qd) = p.joints(parts);
+    let still = qd[..7].iter().all(|v| v.abs() < STILL);
+    match s.task {
+        TaskKind::Reach => {
+            let d = (tcp - goal).length();
+            (closeness(d), d < REACH_RADIUS, d)
+        }
+        TaskKind::PushCube => {
+            let cube = p.cube(parts, 0).position;
+            let dir = (goal - cube).with_z(0.0).normalize_or_zero();
+            let behind = (cube - dir * (CUBE_HALF + 0.02)).with_z(CUBE_HALF);
+            let d = (cube - goal).with_z(0.0).length();
+            let on_table = cube.z < CUBE_HALF + 0.005;
+            let score = (closeness((tcp - behind).length()) + 2.0 * closeness(d)) / 3.0;
+            let done = d < PUSH_RADIUS && on_table;
+            (if done { 1.0 } else { score }, done, d)
+        }
+        TaskKind::PickCube => {
+            let cube = p.cube(parts, 0).position;
+            let grasped = f32::from(u8::from(p.grasped(parts, 0)));
+            let d = (cube - goal).length();
+            let score = (closeness((tcp - cube).length()) + grasped + 2.0 * grasped * closeness(d))
+                / 4.0;
+            let done = d < PICK_RADIUS && grasped > 0.0 && still;
+            (if done { 1.0 } else { score }, done, d)
+        }
+        TaskKind::StackCube => {
+            let a = p.cube(parts, 0);
+            let b = p.cube(parts, 1);
+            let grasped = p.grasped(parts, 0);
+            let on_top = on_top(&a, &b);
+            let d = (a.position - (b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF))).length();
+            let holds = f32::from(u8::from(grasped || on_top));
+            let released = f32::from(u8::from(on_top && !grasped));
+            let score = (closeness((tcp - a.position).length())
+                + holds
+                + 2.0 * holds * closeness(d)
+                + released)
+                / 5.0;
+            let done = on_top && !grasped && a.linvel.length() < 0.01;
+            (if done { 1.0 } else { score }, done, d)
+        }
+    }
+}
+
+/// Cube `a` rests on cube `b`: centred within [`STACK_OFFSET`], one cube higher (±5 mm).
+pub fn on_top(a: &BodyState, b: &BodyState) -> bool {
+    let offset = a.position - b.position;
+    offset.with_z(0.0).length() <= STACK_OFFSET && (offset.z - 2.0 * CUBE_HALF).abs() <= 0.005
+}
+
+/// Control steps the success condition must hold: pick ¼ s, stack 1 s, others at once.
+fn hold_steps(s: &Settings) -> u32 {
+    match s.task {
+        TaskKind::Reach | TaskKind::PushCube => 1,
+        TaskKind::PickCube => s.control_hz.div_ceil(4),
+        TaskKind::StackCube => s.control_hz,
+    }
+}
+
+fn blow_up(world: &World, parts: &Parts) -> BlowUp {
+    let p = world.physics();
+    if world.blew_up() || !p.is_finite() {
+        return BlowUp::NonFinite;
+    }
+    let (low, high) = (Vec3::from(WORKSPACE.0), Vec3::from(WORKSPACE.1));
+    let outside = (0..parts.cube_count()).any(|i| {
+        let c = p.cube(parts, i).position;
+        c.cmplt(low).any() || c.cmpgt(high).any()
+    });
+    if outside {
+        BlowUp::LeftWorkspace
+    } else {
+        BlowUp::None
+    }
+}
+
+/// One control step: the controller sets targets, `substeps` physics steps, then reward and success.
+pub fn control_step(
+    s: &Settings,
+    parts: &Parts,
+    controller: &Controller,
+    world: &mut World,
+    task: &mut TaskState,
+    action: &[f32],
+) -> StepResult {
+    let (q, _) = world.physics().joints(parts);
+    let (tcp, _) = world.physics().tcp(parts);
+    let targets = controller.apply(s.control, action, &q, tcp, &mut task.control);
+    world.physics_mut().set_targets(parts, &targets);
+    let mut failure = BlowUp::None;
+    for _ in 0..s.substeps {
+        world.step();
+        failure = blow_up(world, parts);
+        if failure != BlowUp::None {
+            break;
+        }
+    }
+    if failure != BlowUp::None {
+        return StepResult {
+            reward: -1.0,
+            success: false,
+            blow_up: failure,
+        };
+    }
+    let (score, holds, _) = progress(s, world.physics(), parts, task);
+    task.held = if holds { task.held + 1 } else { 0 };
+    let success = task.held >= hold_steps(s);
+    StepResult {
+        reward: if success { 1.0 } else { score - 1.0 },
+        success,
+        blow_up: BlowUp::None,
+    }
+}
+
+/// Writes the per-step `info` entries (`out` is `None` at reset).
+pub fn write_info(
+    info: &mut Info,
+    s: &Settings,
+    p: &Physics,
+    parts: &Parts,
+    t: &TaskState,
+    out: Option<&StepResult>,
+) {
+    info.clear();
+    let (_, _, distance) = progress(s, p, parts, t);
+    info.set("distance", f64::from(distance));
+    if s.task != TaskKind::Reach {
+        info.set("grasped", f64::from(u8::from(p.grasped(parts, 0))));
+    }
+    if let Some(out) = out {
+        info.set("success", f64::from(u8::from(out.success)));
+        info.set("blow_up", out.blow_up as u8 as f64);
+    }
+}
+
+/// Observation length of a task (layout in `docs/envs.md`).
+pub fn obs_dim(task: TaskKind) -> usize {
+    match task {
+        TaskKind::Reach => 32,
+        TaskKind::PushCube | TaskKind::PickCube => 49,
+        TaskKind::StackCube => 59,
+    }
+}
+
+/// A quaternion as (x, y, z, w) with w ≥ 0, so that one rotation has one encoding.
+fn canonical(q: Quat) -> [f32; 4] {
+    if q.w < 0.0 { (-q).to_array() } else { q.to_array() }
+}
+
+fn put<const N: usize>(obs: &mut [f32], at: &mut usize, values: [f32; N]) {
+    obs[*at..*at + N].copy_from_slice(&values);
+    *at += N;
+}
+
+fn put_body(obs: &mut [f32], at: &mut usize, b: &BodyState) {
+    put(obs, at, b.position.to_array());
+    put(obs, at, canonical(b.rotation));
+    put(obs, at, b.linvel.to_array());
+    put(obs, at, b.angvel.to_array());
+}
+
+/// Writes the observation; non-finite values (only after a blow-up) are written as 0.
+pub fn observe(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, obs: &mut [f32]) {
+    let (q, qd) = p.joints(parts);
+    let (tcp, hand) = p.tcp(parts);
+    let goal = Vec3::from(t.goal);
+    let mut at = 0;
+    put(obs, &mut at, q);
+    put(obs, &mut at, qd);
+    put(obs, &mut at, tcp.to_array());
+    put(obs, &mut at, canonical(hand));
+    put(obs, &mut at, [q[7] + q[8]]);
+    match s.task {
+        TaskKind::Reach => {
+            put(obs, &mut at, goal.to_array());
+            put(obs, &mut at, (goal - tcp).to_array());
+        }
+        TaskKind::PushCube | TaskKind::PickCube => {
+            let cube = p.cube(parts, 0);
+            put_body(obs, &mut at, &cube);
+            put(obs, &mut at, goal.to_array());
+            put(obs, &mut at, (goal - cube.position).to_array());
+            put(obs, &mut at, (cube.position - tcp).to_array());
+            put(obs, &mut at, [f32::from(u8::from(p.grasped(parts, 0)))]);
+        }
+        TaskKind::StackCube => {
+            let a = p.cube(parts, 0);
+            let b = p.cube(parts, 1);
+            put_body(obs, &mut at, &a);
+            put_body(obs, &mut at, &b);
+            put(obs, &mut at, (a.position - tcp).to_array());
+            put(obs, &mut at, (b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF) - a.position).to_array());
+            put(obs, &mut at, [f32::from(u8::from(p.grasped(parts, 0)))]);
+        }
+    }
+    debug_assert_eq!(at, obs_dim(s.task));
+    for v in obs.iter_mut() {
+        if !v.is_finite() {
+            *v = 0.0;
+        }
+    }
+}
