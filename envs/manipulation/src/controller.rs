@@ -14,7 +14,7 @@ pub const EE_STEP: f32 = 0.1;
 /// Largest end-effector rotation step, rad per control step.
 pub const EE_TURN: f32 = 0.1;
 /// Finger opening at gripper action −1 (a little past closed, so a held cube is squeezed) and +1, m.
-pub const FINGER_RANGE: (f32, f32) = (-0.01, 0.04);
+pub const FINGER_RANGE: (f32, f32) = (0.0, 0.04);
 /// How far the end-effector target may lead the hand, m: no wind-up against an obstacle.
 pub const EE_LEAD: f32 = 0.15;
 /// The box the end-effector target stays in (world frame, m): above the table, within reach.

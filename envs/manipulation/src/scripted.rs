@@ -14,6 +14,18 @@ use std::f32::consts::FRAC_PI_2;
 const GAIN: f32 = 0.6;
 /// Height above a cube at which the hand lines up before descending, m.
 const HOVER: f32 = 0.08;
+/// How far ahead of the TCP a push aims, m per control step before the gain.
+const PUSH_LEAD: f32 = 0.02;
+/// Height of the grip point above the cube's centre, m.
+const GRIP_ABOVE: f32 = 0.005;
+/// Finger gap under which a touched cube is firmly held (a 4 cm cube plus slack), m.
+const HELD: f32 = 0.044;
+/// Longest carry waypoint, m: a held cube moves at most ~0.6 m/s.
+const CARRY_STEP: f32 = 0.05;
+/// Stack: A this close to its place on B is let go, m.
+const RELEASE: f32 = 0.008;
+/// Finger gap at which the fingers have let go of a cube, m.
+const CLEAR: f32 = 0.046;
 /// How close the TCP must be to a waypoint to move on, m.
 const CLOSE: f32 = 0.012;
 
@@ -39,6 +51,8 @@ struct View {
     /// Where the object (or, in reach, the TCP) must go.
     goal: Vec3,
     grasped: bool,
+    /// Gap between the fingers, m.
+    opening: f32,
 }
 
 /// Rotation (world axis-angle) that lines the gripper up with the cube's faces and points it down.
@@ -74,6 +88,7 @@ impl Scripted {
                 object: None,
                 goal: v3(obs, 26),
                 grasped: false,
+                opening: obs[25],
             },
             TaskKind::PushCube | TaskKind::PickCube => View {
                 tcp,
@@ -81,6 +96,7 @@ impl Scripted {
                 object: Some((v3(obs, 26), quat(obs, 29))),
                 goal: v3(obs, 39),
                 grasped: obs[48] > 0.5,
+                opening: obs[25],
             },
             TaskKind::StackCube => View {
                 tcp,
@@ -88,6 +104,7 @@ impl Scripted {
                 object: Some((v3(obs, 26), quat(obs, 29))),
                 goal: v3(obs, 26) + v3(obs, 55),
                 grasped: obs[58] > 0.5,
+                opening: obs[25],
             },
         }
     }
@@ -102,13 +119,19 @@ impl Scripted {
         match self.settings.task {
             TaskKind::PushCube => {
                 let dir = (v.goal - cube).with_z(0.0).normalize_or_zero();
-                let behind = (cube - dir * (CUBE_HALF + 0.02)).with_z(CUBE_HALF);
-                let lined_up = (v.tcp - behind).with_z(0.0).length() < CLOSE;
-                let waypoint = if lined_up {
-                    // Push through: aim past the goal along the line cube → goal.
-                    behind + dir * 0.06
-                } else if (v.tcp - behind).with_z(0.0).length() < 2.0 * CLOSE {
+                let behind = (cube - dir * (CUBE_HALF + 0.035)).with_z(CUBE_HALF);
+                let rel = (v.tcp - cube).with_z(0.0);
+                let along = rel.dot(dir);
+                let lateral = rel - dir * along;
+                let low = v.tcp.z < CUBE_HALF + 0.015;
+                let pushing = low && (-0.08..-0.015).contains(&along) && lateral.length() < 0.015;
+                let waypoint = if pushing {
+                    // Push along the line cube → goal, steering back onto it.
+                    (v.tcp + dir * PUSH_LEAD - lateral).with_z(CUBE_HALF)
+                } else if (v.tcp - behind).with_z(0.0).length() < CLOSE {
                     behind
+                } else if v.tcp.z < HOVER - 0.02 && rel.length() < 0.1 {
+                    v.tcp.with_z(HOVER)
                 } else {
                     behind.with_z(HOVER)
                 };
@@ -116,26 +139,31 @@ impl Scripted {
             }
             TaskKind::PickCube | TaskKind::StackCube => {
                 let stacking = self.settings.task == TaskKind::StackCube;
-                let placed = stacking && (v.goal - cube).length() < 0.006;
-                if v.grasped && !placed {
-                    // Carry: lift first, then travel above the goal, then lower onto it.
-                    let over = (v.goal - cube).with_z(0.0).length() < 0.01;
+                if stacking && (v.goal - cube).length() < RELEASE {
+                    // On B: let go, and back off once the fingers are clear.
+                    let clear = v.opening > CLEAR;
+                    let waypoint = if clear { v.tcp.with_z(cube.z + HOVER) } else { v.tcp };
+                    return (waypoint, Vec3::ZERO, 1.0);
+                }
+                if v.grasped && v.opening < HELD {
+                    // Carry: to the goal (stack: above B first, then down onto it).
+                    let over = (v.goal - cube).with_z(0.0).length() < 0.005;
                     let carry = if stacking && !over {
-                        v.goal + Vec3::new(0.0, 0.0, 0.04)
+                        v.goal + Vec3::new(0.0, 0.0, 0.03)
                     } else {
                         v.goal
                     };
+                    let carry = cube + (carry - cube).clamp_length_max(CARRY_STEP);
                     return (v.tcp + (carry - cube), Vec3::ZERO, -1.0);
                 }
-                if placed {
-                    return (v.tcp.with_z(cube.z + HOVER), Vec3::ZERO, 1.0);
-                }
                 let offset = (v.tcp - cube).with_z(0.0).length();
-                let at_cube = offset < 0.006 && (v.tcp.z - cube.z).abs() < 0.006;
+                // Grip a little above the centre: the fingertips stay clear of the table.
+                let grip = cube + Vec3::new(0.0, 0.0, GRIP_ABOVE);
+                let at_cube = offset < 0.006 && (v.tcp.z - grip.z).abs() < 0.006;
                 if at_cube {
-                    (cube, Vec3::ZERO, -1.0)
-                } else if offset < CLOSE && align.length() < 0.05 {
-                    (cube, align, 1.0)
+                    (grip, Vec3::ZERO, -1.0)
+                } else if offset < 0.005 && align.length() < 0.05 {
+                    (grip, align, 1.0)
                 } else {
                     (above, align, 1.0)
                 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 /// capped at each joint's effort limit.
 pub const ARM_GAINS: (f32, f32) = (4000.0, 400.0);
 /// PD gains of the finger joints (N/m, N·s/m), force capped at the URDF's 70 N.
-pub const FINGER_GAINS: (f32, f32) = (2000.0, 100.0);
+pub const FINGER_GAINS: (f32, f32) = (1000.0, 30.0);
 /// Half extents of the table top, m; its surface is the plane z = 0.
 pub const TABLE_HALF: [f32; 3] = [0.8, 0.6, 0.02];
 /// Where the robot base stands on the table, m.
@@ -30,6 +30,14 @@ pub const CUBE_DENSITY: f32 = 1000.0;
 pub const GRIP_FRICTION: f32 = 1.0;
 /// Friction coefficient of the table top.
 pub const TABLE_FRICTION: f32 = 0.5;
+/// Contact stiffness (natural frequency Hz, damping ratio). rapier's default
+/// (30 Hz, ζ = 10) lets a 20 N grip sink 3 cm into a 64 g cube; this keeps it near 1 mm.
+pub const CONTACT_SOFTNESS: SpringCoefficients<f32> = SpringCoefficients {
+    natural_frequency: 100.0,
+    damping_ratio: 1.0,
+};
+/// Contact points closer than this count as touching, m.
+pub const TOUCH: f32 = 0.002;
 /// Most cubes in a scene.
 pub const MAX_CUBES: usize = 2;
 
@@ -149,9 +157,13 @@ impl Scene {
         let names = joint_names(&robot, &urdf);
         let mut physics = Physics {
             gravity: Vector::new(0.0, 0.0, -9.81),
-            params: IntegrationParameters {
-                dt,
-                ..Default::default()
+            params: {
+                let mut p = IntegrationParameters {
+                    dt,
+                    ..Default::default()
+                };
+                p.contact_softness = CONTACT_SOFTNESS;
+                p
             },
             islands: IslandManager::new(),
             broad_phase: BroadPhaseBvh::default(),
@@ -170,9 +182,11 @@ impl Scene {
             UrdfMultibodyOptions::empty(),
         );
         // The Panda's own controller compensates gravity, as ManiSkill's does.
+        // Nothing sleeps: a sleeping pair keeps stale contacts, and RL scenes rarely rest.
         for link in &handles.links {
             if let Some(body) = physics.bodies.get_mut(link.body) {
                 body.set_gravity_scale(0.0, false);
+                *body.activation_mut() = RigidBodyActivation::cannot_sleep();
             }
         }
         let table = physics
@@ -231,7 +245,8 @@ impl Scene {
             let body = physics.bodies.insert(
                 RigidBodyBuilder::dynamic()
                     .translation(Vector::new(0.3 + 0.1 * i as f32, 0.4, CUBE_HALF))
-                    .ccd_enabled(true),
+                    .ccd_enabled(true)
+                    .can_sleep(false),
             );
             let collider = physics.colliders.insert_with_parent(
                 ColliderBuilder::cuboid(CUBE_HALF, CUBE_HALF, CUBE_HALF)
@@ -362,8 +377,6 @@ impl World {
 impl Physics {
     /// Sets the PD position targets: 7 arm joints (rad), then each finger's opening (m).
     pub fn set_targets(&mut self, parts: &Parts, targets: &[f32; 9]) {
-        // A resting arm falls asleep; new targets must wake it.
-        self.islands.wake_up(&mut self.bodies, parts.hand, true);
         let Some((multibody, _)) = self.multibody_joints.get_mut(parts.joints[0]) else {
             return;
         };
@@ -435,20 +448,27 @@ impl Physics {
         let Some(Some((_, cube))) = parts.cubes.get(i) else {
             return false;
         };
-        parts.fingers.iter().all(|finger| {
-            self.narrow_phase
-                .contact_pair(*finger, *cube)
-                .is_some_and(|pair| pair.has_any_active_contact())
-        })
+        parts
+            .fingers
+            .iter()
+            .all(|finger| self.in_contact(*finger, *cube))
+    }
+
+    /// Whether two colliders touch: closer than [`TOUCH`] at their current
+    /// poses (rapier's contact manifolds are refreshed only now and then, so
+    /// their distances can be stale).
+    fn in_contact(&self, a: ColliderHandle, b: ColliderHandle) -> bool {
+        let (Some(a), Some(b)) = (self.colliders.get(a), self.colliders.get(b)) else {
+            return false;
+        };
+        rapier3d::parry::query::distance(a.position(), a.shape(), b.position(), b.shape())
+            .is_ok_and(|d| d.distance < TOUCH)
     }
 
     /// Whether cubes `a` and `b` touch.
     pub fn touching(&self, parts: &Parts, a: usize, b: usize) -> bool {
         match (parts.cubes.get(a), parts.cubes.get(b)) {
-            (Some(Some((_, a))), Some(Some((_, b)))) => self
-                .narrow_phase
-                .contact_pair(*a, *b)
-                .is_some_and(|pair| pair.has_any_active_contact()),
+            (Some(Some((_, a))), Some(Some((_, b)))) => self.in_contact(*a, *b),
             _ => false,
         }
     }
