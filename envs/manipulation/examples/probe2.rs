@@ -5,7 +5,7 @@ fn main() {
     let mut reg = Registry::new();
     proprio_manipulation::register(&mut reg);
     let id = format!("manipulation/{task}-v0");
-    let mut env = reg.make_vec(&id, 1, &proprio_core::serde_json::Value::Null, VecOptions { autoreset: AutoresetMode::Disabled, ..Default::default() }).unwrap();
+    let mut env = reg.make_vec(&id, 1, &proprio_core::serde_json::from_str(&std::env::var("CFG").unwrap_or("null".into())).unwrap(), VecOptions { autoreset: AutoresetMode::Disabled, ..Default::default() }).unwrap();
     let spec = env.spec().clone();
     let mut ctl = reg.controller(&id, &spec).unwrap();
     let adim = spec.action_space.flat_dim();

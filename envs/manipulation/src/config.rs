@@ -80,7 +80,7 @@ pub struct ManipConfig {
 impl Default for ManipConfig {
     fn default() -> Self {
         Self {
-            physics_hz: 100,
+            physics_hz: 60,
             control_hz: 20,
             control: None,
             joint_noise: 0.02,

@@ -15,8 +15,6 @@ pub const EE_STEP: f32 = 0.1;
 pub const EE_TURN: f32 = 0.1;
 /// Finger opening at gripper action −1 (a little past closed, so a held cube is squeezed) and +1, m.
 pub const FINGER_RANGE: (f32, f32) = (0.0, 0.04);
-/// How far the end-effector target may lead the hand, m: no wind-up against an obstacle.
-pub const EE_LEAD: f32 = 0.15;
 /// The box the end-effector target stays in (world frame, m): above the table, within reach.
 pub const EE_BOUNDS: ([f32; 3], [f32; 3]) = ([-0.45, -0.5, 0.0], [0.35, 0.5, 0.7]);
 /// Damped-least-squares iterations per control step, and their damping λ.
@@ -26,7 +24,7 @@ const IK_DAMPING: f64 = 0.05;
 /// What a controller carries from one control step to the next.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ControlState {
-    /// End-effector target position, world frame, m.
+    /// The last end-effector target position, world frame, m (each step moves from the measured TCP).
     pub ee_position: [f32; 3],
     /// End-effector target orientation (x, y, z, w).
     pub ee_rotation: [f32; 4],
@@ -100,9 +98,7 @@ impl Controller {
             ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose => {
                 let step = Vec3::new(action[0], action[1], action[2]) * EE_STEP;
                 let (low, high) = (Vec3::from(EE_BOUNDS.0), Vec3::from(EE_BOUNDS.1));
-                let wanted = (Vec3::from(state.ee_position) + step).clamp(low, high);
-                let lead = wanted - tcp;
-                let position = tcp + lead.clamp_length_max(EE_LEAD);
+                let position = (tcp + step).clamp(low, high);
                 state.ee_position = position.to_array();
                 if mode == ControlMode::PdEeDeltaPose {
                     let turn = Vec3::new(action[3], action[4], action[5]) * EE_TURN;

@@ -22,7 +22,7 @@ mod world;
 
 pub use config::{ControlMode, ManipConfig, Settings, TaskKind};
 pub use controller::{
-    ControlState, Controller, EE_BOUNDS, EE_LEAD, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP,
+    ControlState, Controller, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP,
 };
 pub use cpu::{CpuKernel, ManipState};
 pub use robot::{Chain, ChainJoint, JointKind, MAX_DOF, PANDA_URDF, RobotError, TCP_OFFSET};
@@ -47,7 +47,7 @@ pub const REACH: EnvEntry = EnvEntry {
     description: "Move the Panda's tool centre point to a random goal in the air.",
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(50),
-    physics_steps_per_step: 5,
+    physics_steps_per_step: 3,
     reward: "1 - tanh(5 d) - 1 per step (d: TCP to goal, m); +1 on success",
     termination: "terminated on success (TCP within 2.5 cm of the goal); truncated after 50 steps (2.5 s) or on a physics blow-up (info blow_up: 1 non-finite, 2 left the workspace)",
     action_handling: ACTION_HANDLING,
@@ -59,7 +59,7 @@ pub const PUSH_CUBE: EnvEntry = EnvEntry {
     description: "Push a 4 cm cube across the table into a goal region 20 cm away.",
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(100),
-    physics_steps_per_step: 5,
+    physics_steps_per_step: 3,
     reward: "(reach + 2 place) / 3 - 1 per step, reach = 1 - tanh(5 |TCP - point behind the cube|), place = 1 - tanh(5 |cube - goal|_xy); +1 on success",
     termination: "terminated on success (cube centre within 10 cm of the goal, on the table); truncated after 100 steps (5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,
@@ -71,7 +71,7 @@ pub const PICK_CUBE: EnvEntry = EnvEntry {
     description: "Grasp a 4 cm cube and hold it still at a random goal up to 30 cm above the table.",
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(100),
-    physics_steps_per_step: 5,
+    physics_steps_per_step: 3,
     reward: "(reach + grasped + 2 grasped place) / 4 - 1 per step, reach = 1 - tanh(5 |TCP - cube|), place = 1 - tanh(5 |cube - goal|); +1 on success",
     termination: "terminated on success (held within 2.5 cm of the goal, arm still, for 0.25 s); truncated after 100 steps (5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,
@@ -83,7 +83,7 @@ pub const STACK_CUBE: EnvEntry = EnvEntry {
     description: "Put cube A on cube B and let go; A must stay there for 1 s.",
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(150),
-    physics_steps_per_step: 5,
+    physics_steps_per_step: 3,
     reward: "(reach + holds + 2 holds place + released on top) / 5 - 1 per step, reach = 1 - tanh(5 |TCP - A|), holds = A grasped or on B, place = 1 - tanh(5 |A - top of B|); +1 on success",
     termination: "terminated on success (A on B, released and still, for 1 s); truncated after 150 steps (7.5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,

@@ -4,7 +4,7 @@
 
 use crate::config::{ControlMode, Settings, TaskKind};
 use crate::controller::{EE_STEP, EE_TURN};
-use crate::task::obs_dim;
+use crate::task::{STACK_OFFSET, obs_dim};
 use crate::world::CUBE_HALF;
 use glam::{Quat, Vec3};
 use proprio_core::{Controller, Error, Result};
@@ -22,7 +22,7 @@ const GRIP_ABOVE: f32 = 0.005;
 const HELD: f32 = 0.044;
 /// Longest carry waypoint, m: a held cube moves at most ~0.6 m/s.
 const CARRY_STEP: f32 = 0.05;
-/// Stack: A this close to its place on B is let go, m.
+/// Stack: A within this height of its place on B is let go, m.
 const RELEASE: f32 = 0.008;
 /// Finger gap at which the fingers have let go of a cube, m.
 const CLEAR: f32 = 0.046;
@@ -139,7 +139,10 @@ impl Scripted {
             }
             TaskKind::PickCube | TaskKind::StackCube => {
                 let stacking = self.settings.task == TaskKind::StackCube;
-                if stacking && (v.goal - cube).length() < RELEASE {
+                let offset_on_b = v.goal - cube;
+                let resting_on_b = offset_on_b.with_z(0.0).length() < STACK_OFFSET - 0.005
+                    && offset_on_b.z.abs() < RELEASE;
+                if stacking && resting_on_b {
                     // On B: let go, and back off once the fingers are clear.
                     let clear = v.opening > CLEAR;
                     let waypoint = if clear { v.tcp.with_z(cube.z + HOVER) } else { v.tcp };
