@@ -74,7 +74,7 @@ impl Controller {
         }
     }
 
-    /// The PD targets for `action` (validated to [−1, 1]), given the measured joint positions `q`.
+    /// The PD targets for `action` (each component clipped to [−1, 1]), given the measured joint positions `q`.
     pub fn apply(
         &self,
         mode: ControlMode,
@@ -83,6 +83,11 @@ impl Controller {
         tcp: Vec3,
         state: &mut ControlState,
     ) -> [f32; 9] {
+        let mut clipped = [0.0; 8];
+        for (c, a) in clipped.iter_mut().zip(action) {
+            *c = a.clamp(-1.0, 1.0);
+        }
+        let action = &clipped[..mode.action_dim()];
         let arm = &mut state.targets;
         match mode {
             ControlMode::PdJointPos => {
@@ -92,7 +97,8 @@ impl Controller {
             }
             ControlMode::PdJointDeltaPos => {
                 for k in 0..7 {
-                    arm[k] = (q[k] + JOINT_STEP * action[k]).clamp(self.limits[k].0, self.limits[k].1);
+                    arm[k] =
+                        (q[k] + JOINT_STEP * action[k]).clamp(self.limits[k].0, self.limits[k].1);
                 }
             }
             ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose => {
@@ -102,7 +108,8 @@ impl Controller {
                 state.ee_position = position.to_array();
                 if mode == ControlMode::PdEeDeltaPose {
                     let turn = Vec3::new(action[3], action[4], action[5]) * EE_TURN;
-                    let rotation = Quat::from_scaled_axis(turn) * Quat::from_array(state.ee_rotation);
+                    let rotation =
+                        Quat::from_scaled_axis(turn) * Quat::from_array(state.ee_rotation);
                     state.ee_rotation = rotation.normalize().to_array();
                 }
                 self.solve(position, Quat::from_array(state.ee_rotation), arm);
@@ -123,7 +130,8 @@ impl Controller {
         let goal = position.as_dvec3() - DVec3::from(BASE.map(f64::from));
         let orientation = DQuat::from_array(rotation.to_array().map(f64::from)).normalize();
         for _ in 0..IK_ITERATIONS {
-            self.chain.ik_step(&mut q, goal, Some(orientation), IK_DAMPING);
+            self.chain
+                .ik_step(&mut q, goal, Some(orientation), IK_DAMPING);
         }
         for (t, qk) in targets.iter_mut().zip(q) {
             *t = qk as f32;

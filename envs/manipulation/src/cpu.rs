@@ -15,10 +15,31 @@ use std::sync::{Arc, Mutex};
 /// The full state of one env: its rapier world and the task's side.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct ManipState {
-    /// Everything rapier steps (bodies, multibody, contacts, broad phase, islands).
+    /// Everything rapier steps (bodies, multibody, contacts, broad phase,
+    /// islands), saved as base64 of its bincode encoding: exact for every
+    /// float, infinities included (JSON numbers cannot hold those).
+    #[serde(with = "blob")]
     pub physics: Physics,
     /// Goal, success counter and controller memory.
     pub task: TaskState,
+}
+
+mod blob {
+    use super::Physics;
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _, ser::Error as _};
+
+    pub fn serialize<S: Serializer>(physics: &Physics, s: S) -> Result<S::Ok, S::Error> {
+        let bytes = bincode::serialize(physics).map_err(S::Error::custom)?;
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Physics, D::Error> {
+        let text = String::deserialize(d)?;
+        let bytes = STANDARD.decode(text).map_err(D::Error::custom)?;
+        bincode::deserialize(&bytes).map_err(D::Error::custom)
+    }
 }
 
 /// One env: its world and task state.
@@ -66,7 +87,14 @@ impl Part<'_> {
             if cmd & command::RESET != 0 {
                 start(slot, &mut self.staged[k]);
                 self.rows.clear_flags(k);
-                write_info(&mut self.rows.infos[k], s, slot.world.physics(), parts, &slot.task, None);
+                write_info(
+                    &mut self.rows.infos[k],
+                    s,
+                    slot.world.physics(),
+                    parts,
+                    &slot.task,
+                    None,
+                );
             } else {
                 let action = &self.actions[k * dim..(k + 1) * dim];
                 let out = task::control_step(
@@ -82,13 +110,27 @@ impl Part<'_> {
                 self.rows.terminated[k] = out.success;
                 self.rows.truncated[k] = cut || cmd & command::LAST != 0;
                 self.rows.has_final[k] = false;
-                write_info(&mut self.rows.infos[k], s, slot.world.physics(), parts, &slot.task, Some(&out));
+                write_info(
+                    &mut self.rows.infos[k],
+                    s,
+                    slot.world.physics(),
+                    parts,
+                    &slot.task,
+                    Some(&out),
+                );
                 let ends = out.success || self.rows.truncated[k];
                 if cmd & command::SAME_STEP != 0 && ends {
                     task::observe(s, slot.world.physics(), parts, &slot.task, self.rows.obs(k));
                     self.rows.keep_final(k);
                     start(slot, &mut self.staged[k]);
-                    write_info(&mut self.rows.infos[k], s, slot.world.physics(), parts, &slot.task, None);
+                    write_info(
+                        &mut self.rows.infos[k],
+                        s,
+                        slot.world.physics(),
+                        parts,
+                        &slot.task,
+                        None,
+                    );
                 }
             }
             task::observe(s, slot.world.physics(), parts, &slot.task, self.rows.obs(k));
@@ -122,7 +164,12 @@ impl CpuKernel {
             controller,
         };
         let blank = || {
-            let (physics, task) = task::draw(&settings, &shared.scene, &shared.controller, &mut proprio_core::episode_rng(0, 0, 0));
+            let (physics, task) = task::draw(
+                &settings,
+                &shared.scene,
+                &shared.controller,
+                &mut proprio_core::episode_rng(0, 0, 0),
+            );
             ManipState { physics, task }
         };
         let staged: Vec<ManipState> = (0..num_envs).map(|_| blank()).collect();
@@ -232,7 +279,9 @@ impl Kernel for CpuKernel {
             )));
         }
         if !state.physics.is_finite() || !task::is_finite(&state.task) {
-            return Err(Error::State("the state holds NaN or infinite values".into()));
+            return Err(Error::State(
+                "the state holds NaN or infinite values".into(),
+            ));
         }
         let slot = &mut self.slots[env];
         slot.world = World::from_physics(state.physics.clone());

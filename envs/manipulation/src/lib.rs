@@ -39,7 +39,7 @@ use proprio_core::{
 };
 use std::sync::Arc;
 
-const ACTION_HANDLING: &str = "components must lie in [-1, 1]; the meaning depends on the `control` config key (pd_joint_pos, pd_joint_delta_pos, pd_ee_delta_pos, pd_ee_delta_pose); the last component closes (-1) or opens (+1) the gripper";
+const ACTION_HANDLING: &str = "each component is clipped to [-1, 1]; the meaning depends on the `control` config key (pd_joint_pos, pd_joint_delta_pos, pd_ee_delta_pos, pd_ee_delta_pose); the last component closes (-1) or opens (+1) the gripper";
 
 /// `manipulation/reach-v0`.
 pub const REACH: EnvEntry = EnvEntry {

@@ -145,7 +145,11 @@ impl Scripted {
                 if stacking && resting_on_b {
                     // On B: let go, and back off once the fingers are clear.
                     let clear = v.opening > CLEAR;
-                    let waypoint = if clear { v.tcp.with_z(cube.z + HOVER) } else { v.tcp };
+                    let waypoint = if clear {
+                        v.tcp.with_z(cube.z + HOVER)
+                    } else {
+                        v.tcp
+                    };
                     return (waypoint, Vec3::ZERO, 1.0);
                 }
                 if v.grasped && v.opening < HELD {

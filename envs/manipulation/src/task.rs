@@ -6,8 +6,8 @@ use crate::config::{Settings, TaskKind};
 use crate::controller::{ControlState, Controller};
 use crate::world::{BodyState, CUBE_HALF, Parts, Physics, READY, Scene, World};
 use glam::{Quat, Vec3};
-use proprio_core::{EnvRng, Info};
 use proprio_core::rand::RngExt;
+use proprio_core::{EnvRng, Info};
 use serde::{Deserialize, Serialize};
 use std::f32::consts::{PI, TAU};
 
@@ -62,7 +62,12 @@ pub struct StepResult {
 /// Whether the task state holds only finite numbers.
 pub fn is_finite(t: &TaskState) -> bool {
     let c = &t.control;
-    t.goal.iter().chain(&c.ee_position).chain(&c.ee_rotation).chain(&c.targets).all(|v| v.is_finite())
+    t.goal
+        .iter()
+        .chain(&c.ee_position)
+        .chain(&c.ee_rotation)
+        .chain(&c.targets)
+        .all(|v| v.is_finite())
 }
 
 fn uniform(rng: &mut EnvRng, low: f32, high: f32) -> f32 {
@@ -121,7 +126,10 @@ pub fn draw(
                 b = a + Vec3::new(0.0, if a.y > 0.0 { -0.1 } else { 0.1 }, 0.0);
             }
             let yaws = (uniform(rng, 0.0, TAU), uniform(rng, 0.0, TAU));
-            ([(a, yaws.0), (b, yaws.1)], b + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF))
+            (
+                [(a, yaws.0), (b, yaws.1)],
+                b + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF),
+            )
         }
     };
     let physics = scene.start(&q, &cubes[..s.task.cubes()]);
@@ -163,8 +171,8 @@ fn progress(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState) -> (f32, bo
             let cube = p.cube(parts, 0).position;
             let grasped = f32::from(u8::from(p.grasped(parts, 0)));
             let d = (cube - goal).length();
-            let score = (closeness((tcp - cube).length()) + grasped + 2.0 * grasped * closeness(d))
-                / 4.0;
+            let score =
+                (closeness((tcp - cube).length()) + grasped + 2.0 * grasped * closeness(d)) / 4.0;
             let done = d < PICK_RADIUS && grasped > 0.0 && still;
             (if done { 1.0 } else { score }, done, d)
         }
@@ -289,7 +297,11 @@ pub fn obs_dim(task: TaskKind) -> usize {
 
 /// A quaternion as (x, y, z, w) with w ≥ 0, so that one rotation has one encoding.
 fn canonical(q: Quat) -> [f32; 4] {
-    if q.w < 0.0 { (-q).to_array() } else { q.to_array() }
+    if q.w < 0.0 {
+        (-q).to_array()
+    } else {
+        q.to_array()
+    }
 }
 
 fn put<const N: usize>(obs: &mut [f32], at: &mut usize, values: [f32; N]) {
@@ -334,7 +346,11 @@ pub fn observe(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, obs: &mu
             put_body(obs, &mut at, &a);
             put_body(obs, &mut at, &b);
             put(obs, &mut at, (a.position - tcp).to_array());
-            put(obs, &mut at, (b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF) - a.position).to_array());
+            put(
+                obs,
+                &mut at,
+                (b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF) - a.position).to_array(),
+            );
             put(obs, &mut at, [f32::from(u8::from(p.grasped(parts, 0)))]);
         }
     }

@@ -141,7 +141,9 @@ impl Scene {
     /// The table, the arm and `cubes` cubes (at most [`MAX_CUBES`]), stepped every `dt` seconds.
     pub fn new(cubes: usize, dt: f32) -> Result<Self, SceneError> {
         if cubes > MAX_CUBES {
-            return Err(SceneError(format!("at most {MAX_CUBES} cubes, not {cubes}")));
+            return Err(SceneError(format!(
+                "at most {MAX_CUBES} cubes, not {cubes}"
+            )));
         }
         let options = UrdfLoaderOptions {
             create_colliders_from_collision_shapes: true,
@@ -244,7 +246,10 @@ impl Scene {
                 .copied()
                 .ok_or_else(|| SceneError(format!("the link moved by '{name}' has no collider")))
         };
-        let fingers = [finger("panda_finger_joint1")?, finger("panda_finger_joint2")?];
+        let fingers = [
+            finger("panda_finger_joint1")?,
+            finger("panda_finger_joint2")?,
+        ];
         let mut parked = [None; MAX_CUBES];
         for (i, slot) in parked.iter_mut().take(cubes).enumerate() {
             let body = physics.bodies.insert(
@@ -415,7 +420,11 @@ impl Physics {
             for (k, link) in parts.links.iter().enumerate() {
                 if let Some(link) = multibody.link(*link) {
                     q[k] = link.joint.coords()[if k < 7 { 3 } else { 0 }];
-                    qd[k] = multibody.joint_velocity(link).get(0).copied().unwrap_or(0.0);
+                    qd[k] = multibody
+                        .joint_velocity(link)
+                        .get(0)
+                        .copied()
+                        .unwrap_or(0.0);
                 }
             }
         }
@@ -486,7 +495,10 @@ impl Physics {
             .flatten()
             .all(|(b, c)| self.bodies.get(*b).is_some() && self.colliders.get(*c).is_some())
             && self.bodies.get(parts.hand).is_some()
-            && parts.fingers.iter().all(|c| self.colliders.get(*c).is_some());
+            && parts
+                .fingers
+                .iter()
+                .all(|c| self.colliders.get(*c).is_some());
         let arm_ok = self
             .multibody_joints
             .get(parts.joints[0])
@@ -497,7 +509,10 @@ impl Physics {
                         .iter()
                         .all(|j| self.multibody_joints.get(*j).is_some())
             });
-        bodies_ok && arm_ok && self.bodies.len() == parts.bodies && self.colliders.len() == parts.colliders
+        bodies_ok
+            && arm_ok
+            && self.bodies.len() == parts.bodies
+            && self.colliders.len() == parts.colliders
     }
 
     /// Whether every body pose and velocity is finite.

@@ -1,0 +1,268 @@
+//! The foundation's contracts hold for the manipulation envs: seeding and
+//! determinism across batch sizes and threads, autoreset, bit-identical
+//! snapshots of the whole rapier world, validation, blow-up truncation.
+
+use glam::Vec3;
+use proprio_core::serde_json::{Value, json};
+use proprio_core::{AutoresetMode, Error, Registry, VecEnv, VecOptions};
+use proprio_manipulation::{ManipState, Scene};
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    proprio_manipulation::register(&mut r);
+    r
+}
+
+fn venv(id: &str, n: usize, threads: usize, autoreset: AutoresetMode) -> Box<dyn VecEnv> {
+    let options = VecOptions {
+        autoreset,
+        threads: Some(threads),
+        ..VecOptions::default()
+    };
+    registry().make_vec(id, n, &Value::Null, options).unwrap()
+}
+
+/// Actions for env i at step t, independent of the batch size.
+fn actions(venv: &dyn VecEnv, t: u64) -> Vec<f32> {
+    let space = &venv.spec().action_space;
+    let dim = space.flat_dim();
+    let mut out = vec![0.0; venv.num_envs() * dim];
+    for (i, row) in out.chunks_exact_mut(dim).enumerate() {
+        space.sample(&mut proprio_core::episode_rng(5, i as u64, t), row);
+    }
+    out
+}
+
+type Trace = Vec<(Vec<f32>, Vec<f32>, Vec<bool>, Vec<bool>)>;
+
+fn trace(id: &str, n: usize, threads: usize, keep: usize, steps: u64) -> Trace {
+    let mut v = venv(id, n, threads, AutoresetMode::NextStep);
+    v.reset(Some(3), None).unwrap();
+    (0..steps)
+        .map(|t| {
+            v.step(&actions(v.as_ref(), t)).unwrap();
+            let b = v.batch();
+            (
+                b.obs[..keep * b.obs_dim].to_vec(),
+                b.reward[..keep].to_vec(),
+                b.terminated[..keep].to_vec(),
+                b.truncated[..keep].to_vec(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn trajectories_do_not_depend_on_batch_size_or_threads() {
+    // 120 steps cross the time limits (reach 50, push 100 steps), so autoresets are covered.
+    for id in ["manipulation/reach-v0", "manipulation/push-cube-v0"] {
+        let reference = trace(id, 1, 1, 1, 120);
+        assert!(
+            reference.iter().filter(|s| s.2[0] || s.3[0]).count() >= 1,
+            "{id}: no episode ended"
+        );
+        for (n, threads) in [(3, 1), (5, 2), (9, 2)] {
+            assert!(
+                trace(id, n, threads, 1, 120) == reference,
+                "{id}: env 0 differs with {n} envs on {threads} threads"
+            );
+        }
+        assert!(
+            trace(id, 9, 1, 9, 40) == trace(id, 9, 2, 9, 40),
+            "{id}: 9 envs differ between 1 and 2 threads"
+        );
+    }
+}
+
+#[test]
+fn seeds_repeat_and_envs_differ() {
+    let mut v = venv("manipulation/pick-cube-v0", 4, 2, AutoresetMode::NextStep);
+    v.reset(Some(11), None).unwrap();
+    let first = v.batch().obs.clone();
+    v.reset(None, None).unwrap();
+    let unseeded = v.batch().obs.clone();
+    v.reset(Some(11), None).unwrap();
+    assert_eq!(v.batch().obs, first);
+    assert_ne!(unseeded, first);
+    let dim = v.batch().obs_dim;
+    // Cube positions (obs 26..29) differ between envs.
+    assert_ne!(first[26..29], first[dim + 26..dim + 29]);
+}
+
+#[test]
+fn same_step_autoreset_keeps_the_final_observation_of_a_success() {
+    let id = "manipulation/reach-v0";
+    let mut v = venv(id, 2, 1, AutoresetMode::SameStep);
+    let mut policy = registry().controller(id, v.spec()).unwrap();
+    v.reset(Some(4), None).unwrap();
+    let start = v.batch().obs[..v.batch().obs_dim].to_vec();
+    let mut actions = vec![0.0; 2 * 4];
+    for _ in 0..50 {
+        let obs = v.batch().obs.clone();
+        policy.act(&obs, &mut actions);
+        v.step(&actions).unwrap();
+        let b = v.batch();
+        if b.terminated[0] {
+            assert_eq!(b.final_infos[0].get("success"), Some(1.0));
+            assert_eq!(b.reward[0], 1.0);
+            let last = b.final_obs(0).expect("the final observation is kept");
+            let goal_error = Vec3::new(last[29], last[30], last[31]).length();
+            assert!(goal_error < 0.025, "final TCP {goal_error} m from the goal");
+            assert_ne!(b.obs(0), start.as_slice(), "a new episode started");
+            assert!(Vec3::new(b.obs(0)[29], b.obs(0)[30], b.obs(0)[31]).length() > 0.025);
+            return;
+        }
+    }
+    panic!("the scripted reach never succeeded");
+}
+
+fn json_round_trip(state: &proprio_core::State) -> proprio_core::State {
+    proprio_core::serde_json::from_str(&proprio_core::serde_json::to_string(state).unwrap())
+        .unwrap()
+}
+
+fn rollout(env: &mut dyn proprio_core::Env, steps: u64) -> Vec<(Vec<f32>, f64, bool, bool)> {
+    let space = env.spec().action_space.clone();
+    let mut a = vec![0.0; space.flat_dim()];
+    (0..steps)
+        .map(|t| {
+            space.sample(&mut proprio_core::episode_rng(9, 0, t), &mut a);
+            let s = env.step(&a).unwrap();
+            (s.obs, s.reward, s.terminated, s.truncated)
+        })
+        .collect()
+}
+
+#[test]
+fn a_snapshot_continues_bit_for_bit_through_json() {
+    let r = registry();
+    for id in ["manipulation/pick-cube-v0", "manipulation/stack-cube-v0"] {
+        let mut env = r.make(id, &Value::Null).unwrap();
+        env.reset(Some(2), None).unwrap();
+        rollout(env.as_mut(), 17);
+        let state = json_round_trip(&env.snapshot().unwrap());
+        let expected = rollout(env.as_mut(), 70);
+        let mut other = r.make(id, &Value::Null).unwrap();
+        other.reset(Some(99), None).unwrap();
+        rollout(other.as_mut(), 5);
+        let mut obs = vec![0.0; other.spec().observation_space.flat_dim()];
+        other.restore(&state, &mut obs).unwrap();
+        assert!(rollout(other.as_mut(), 70) == expected, "{id}");
+    }
+}
+
+#[test]
+fn nan_actions_are_rejected_and_out_of_range_ones_clipped() {
+    let r = registry();
+    let mut env = r.make("manipulation/push-cube-v0", &Value::Null).unwrap();
+    let (obs, _) = env.reset(Some(0), None).unwrap();
+    for bad in [[f32::NAN, 0.0, 0.0, 0.0], [0.0, f32::INFINITY, 0.0, 0.0]] {
+        let err = env.step(&bad).expect_err("rejected");
+        assert!(matches!(err, Error::InvalidAction { .. }), "{err}");
+    }
+    assert!(env.step(&[0.0; 3]).is_err(), "wrong length");
+    assert_eq!(env.snapshot().unwrap().elapsed_steps, 0, "nothing moved");
+    let mut same = r.make("manipulation/push-cube-v0", &Value::Null).unwrap();
+    assert_eq!(same.reset(Some(0), None).unwrap().0, obs);
+    let far = env.step(&[0.0, 7.0, -3.0, 1.0]).unwrap();
+    let clipped = same.step(&[0.0, 1.0, -1.0, 1.0]).unwrap();
+    assert_eq!(
+        far.obs, clipped.obs,
+        "components beyond [-1, 1] act as the bound"
+    );
+}
+
+#[test]
+fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
+    let r = registry();
+    let mut env = r.make("manipulation/pick-cube-v0", &Value::Null).unwrap();
+    env.reset(Some(1), None).unwrap();
+    let mut snapshot = env.snapshot().unwrap();
+    let mut state: ManipState =
+        proprio_core::serde_json::from_value(snapshot.state.clone()).unwrap();
+    let scene = Scene::new(1, 1.0 / 60.0).unwrap();
+    state
+        .physics
+        .set_cube_velocity(scene.parts(), 0, Vec3::new(0.0, 0.0, 200.0), Vec3::ZERO);
+    snapshot.state = proprio_core::serde_json::to_value(&state).unwrap();
+    let mut obs = vec![0.0; 49];
+    env.restore(&snapshot, &mut obs).unwrap();
+    let step = env.step(&[0.0; 7]).unwrap();
+    assert!(step.truncated && !step.terminated);
+    assert_eq!(step.info.get("blow_up"), Some(2.0), "left the workspace");
+    assert!(step.obs.iter().all(|v| v.is_finite()));
+
+    state
+        .physics
+        .set_cube_velocity(scene.parts(), 0, Vec3::new(f32::NAN, 0.0, 0.0), Vec3::ZERO);
+    snapshot.state = proprio_core::serde_json::to_value(&state).unwrap();
+    let err = env
+        .restore(&snapshot, &mut obs)
+        .expect_err("a NaN state is refused");
+    assert!(err.to_string().contains("NaN"), "{err}");
+}
+
+#[test]
+fn states_of_another_task_and_bad_configs_are_refused_clearly() {
+    let r = registry();
+    let mut stack = r.make("manipulation/stack-cube-v0", &Value::Null).unwrap();
+    stack.reset(Some(0), None).unwrap();
+    let mut foreign = stack.snapshot().unwrap();
+    foreign.env = None;
+    let mut pick = r.make("manipulation/pick-cube-v0", &Value::Null).unwrap();
+    let mut obs = vec![0.0; 49];
+    let err = pick.restore(&foreign, &mut obs).expect_err("refused");
+    assert!(
+        err.to_string()
+            .contains("not a manipulation/pick-cube-v0 scene"),
+        "{err}"
+    );
+
+    for (config, words) in [
+        (json!({"physics_hz": 70}), "multiple of control_hz"),
+        (json!({"control": "pd_teleport"}), "pd_ee_delta_pos"),
+        (json!({"joint_noise": -1.0}), "joint_noise"),
+        (json!({"gripper": 1}), "unknown field"),
+    ] {
+        let Err(err) = r.make("manipulation/reach-v0", &config) else {
+            panic!("{config} was accepted");
+        };
+        assert!(err.to_string().contains(words), "{config}: {err}");
+    }
+    let options = VecOptions {
+        backend: proprio_core::Backend::Gpu,
+        ..VecOptions::default()
+    };
+    let err = r
+        .make_vec("manipulation/reach-v0", 2, &Value::Null, options)
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("cpu backend only"), "{err}");
+}
+
+#[test]
+fn every_controller_drives_the_arm_and_the_gripper() {
+    let r = registry();
+    for (control, dim) in [
+        ("pd_joint_pos", 8),
+        ("pd_joint_delta_pos", 8),
+        ("pd_ee_delta_pos", 4),
+        ("pd_ee_delta_pose", 7),
+    ] {
+        let mut env = r
+            .make("manipulation/reach-v0", &json!({ "control": control }))
+            .unwrap();
+        assert_eq!(env.spec().action_space.flat_dim(), dim);
+        let (start, _) = env.reset(Some(0), None).unwrap();
+        let mut action = vec![0.3; dim];
+        action[dim - 1] = -1.0;
+        let mut last = start.clone();
+        for _ in 0..10 {
+            last = env.step(&action).unwrap().obs.to_vec();
+        }
+        let moved =
+            Vec3::new(last[18], last[19], last[20]) - Vec3::new(start[18], start[19], start[20]);
+        assert!(moved.length() > 0.02, "{control}: TCP moved {moved}");
+        assert!(last[25] < 0.01, "{control}: gripper closed to {}", last[25]);
+    }
+}

@@ -1,0 +1,101 @@
+//! Everything a manipulation step does besides rapier's own `step` — the
+//! controller and its IK, motor targets, reward, success, blow-up checks,
+//! observation and info — allocates nothing. (rapier 0.36's multibody solver
+//! allocates small workspaces inside every physics step; see docs/envs.md.)
+
+use glam::Vec3;
+use proprio_core::Info;
+use proprio_manipulation::task::{self, TaskState};
+use proprio_manipulation::{
+    ControlMode, Controller, ManipConfig, READY, Scene, Settings, TaskKind,
+};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn the_work_around_the_physics_step_allocates_nothing() {
+    for (kind, control) in [
+        (TaskKind::PickCube, ControlMode::PdEeDeltaPose),
+        (TaskKind::StackCube, ControlMode::PdJointDeltaPos),
+        (TaskKind::PushCube, ControlMode::PdEeDeltaPos),
+    ] {
+        let config = ManipConfig {
+            control: Some(control),
+            ..ManipConfig::default()
+        };
+        let settings = Settings::new(kind, &config).unwrap();
+        let scene = Scene::new(kind.cubes(), settings.dt).unwrap();
+        let parts = scene.parts();
+        let controller = Controller::panda().unwrap();
+        let mut q = [0.04; 9];
+        q[..7].copy_from_slice(&READY);
+        let cubes = [
+            (Vec3::new(0.0, 0.0, 0.02), 0.2),
+            (Vec3::new(0.1, 0.1, 0.02), 0.0),
+        ];
+        let mut world =
+            proprio_manipulation::World::from_physics(scene.start(&q, &cubes[..kind.cubes()]));
+        let tcp = world.physics().tcp(parts);
+        let mut state = TaskState {
+            goal: [0.0, 0.1, 0.2],
+            held: 0,
+            control: controller.start(&q, tcp),
+        };
+        let mut obs = vec![0.0; task::obs_dim(kind)];
+        let mut info = Info::default();
+        let action = vec![0.2; control.action_dim()];
+        let mut around = 0;
+        for step in 0..40 {
+            let before = ALLOCATIONS.load(Ordering::Relaxed);
+            let (q, _) = world.physics().joints(parts);
+            let (tcp, _) = world.physics().tcp(parts);
+            let targets = controller.apply(control, &action, &q, tcp, &mut state.control);
+            world.physics_mut().set_targets(parts, &targets);
+            let after_control = ALLOCATIONS.load(Ordering::Relaxed);
+            // The env's step: controller, physics substeps (rapier may allocate) and checks.
+            let out = task::control_step(
+                &settings,
+                parts,
+                &controller,
+                &mut world,
+                &mut state,
+                &action,
+            );
+            let mid = ALLOCATIONS.load(Ordering::Relaxed);
+            task::observe(&settings, world.physics(), parts, &state, &mut obs);
+            task::write_info(
+                &mut info,
+                &settings,
+                world.physics(),
+                parts,
+                &state,
+                Some(&out),
+            );
+            let end = ALLOCATIONS.load(Ordering::Relaxed);
+            if step >= 2 {
+                around += (after_control - before) + (end - mid);
+            }
+        }
+        assert_eq!(
+            around, 0,
+            "{kind:?} with {control:?}: allocations outside rapier's step"
+        );
+    }
+}
