@@ -74,7 +74,7 @@ pub struct ManipConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control: Option<ControlMode>,
     /// Spread of the initial arm joint angles around the rest pose, rad (uniform).
-    pub joint_noise: f32,
+    pub joint_noise: f64,
 }
 
 impl Default for ManipConfig {
@@ -143,7 +143,7 @@ impl Settings {
             dt: 1.0 / c.physics_hz as f32,
             control_hz: c.control_hz,
             control: c.control.unwrap_or(task.default_control()),
-            joint_noise: c.joint_noise,
+            joint_noise: c.joint_noise as f32,
         })
     }
 }
