@@ -12,6 +12,7 @@
 
 mod env;
 mod error;
+pub mod family;
 mod info;
 mod kernel;
 mod pool;

@@ -67,6 +67,21 @@ impl WorkerPool {
         self.workers.len() + 1
     }
 
+    /// Moves part `t` of `parts` to thread `t` and runs `job` on it (parts
+    /// beyond `threads()` and empty ones are skipped); returns when all are done.
+    pub fn run_parts<P: Send, const N: usize>(
+        &self,
+        parts: [Option<P>; N],
+        job: &(dyn Fn(P) + Sync),
+    ) {
+        let slots = parts.map(Mutex::new);
+        self.run(&|t| {
+            if let Some(part) = slots.get(t).and_then(|slot| lock(slot).take()) {
+                job(part);
+            }
+        });
+    }
+
     /// Runs `job(part)` for every part in `0..threads()` and returns when all are done.
     pub fn run(&self, job: &(dyn Fn(usize) + Sync)) {
         if self.workers.is_empty() {

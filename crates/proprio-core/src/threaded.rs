@@ -168,8 +168,7 @@ impl<E: Env> ThreadedVecEnv<E> {
             self.spec.action_space.flat_dim()
         };
         let threads = self.pool.threads().min(n);
-        let mut parts: [Mutex<Option<Lanes<'_, E>>>; MAX_THREADS] =
-            std::array::from_fn(|_| Mutex::new(None));
+        let mut parts: [Option<Lanes<'_, E>>; MAX_THREADS] = std::array::from_fn(|_| None);
         let mut rest = Lanes {
             envs: &mut self.envs,
             status: &mut self.status,
@@ -179,13 +178,12 @@ impl<E: Env> ThreadedVecEnv<E> {
         for (k, part) in parts.iter_mut().enumerate().take(threads) {
             let size = (k + 1) * n / threads - k * n / threads;
             let (head, tail) = rest.split(size, act_dim);
-            *part.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(head);
+            *part = Some(head);
             rest = tail;
         }
         let first_error: Mutex<Option<(usize, Error)>> = Mutex::new(None);
-        self.pool.run(&|part| {
-            let lanes = parts.get(part).and_then(|p| p.lock().ok()?.take());
-            if let Some(Err((index, error))) = lanes.map(|l| l.run(act_dim, &f)) {
+        self.pool.run_parts(parts, &|lanes| {
+            if let Err((index, error)) = lanes.run(act_dim, &f) {
                 let mut slot = first_error.lock().unwrap_or_else(|e| e.into_inner());
                 if slot.as_ref().is_none_or(|(i, _)| index < *i) {
                     *slot = Some((index, error));

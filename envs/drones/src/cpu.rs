@@ -7,7 +7,7 @@ use proprio_core::{
     Batch, EnvRng, EnvSpec, Error, Kernel, MAX_THREADS, ResetOptions, Result, Rows, WorkerPool,
     command,
 };
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Steps N drone envs on CPU threads.
 pub struct CpuKernel {
@@ -120,15 +120,14 @@ impl Kernel for CpuKernel {
         let n = self.num_envs;
         let chunks = n.div_ceil(CHUNK);
         let threads = self.pool.threads();
-        let parts: [Mutex<Option<Part<'_>>>; MAX_THREADS] =
-            std::array::from_fn(|_| Mutex::new(None));
+        let mut parts: [Option<Part<'_>>; MAX_THREADS] = std::array::from_fn(|_| None);
         let mut state = self.state.as_mut_slice();
         let mut staged = self.staged.as_slice();
         let mut commands = commands;
         let mut actions = actions;
         let mut rows = batch.rows_mut();
         let mut done = 0;
-        for (t, part) in parts.iter().enumerate().take(threads) {
+        for (t, part) in parts.iter_mut().enumerate().take(threads) {
             let end = ((t + 1) * chunks / threads * CHUNK).min(n);
             let size = end - done;
             let (s_head, s_tail) = state.split_at_mut(size.div_ceil(CHUNK) * CHUNK * LEN);
@@ -136,7 +135,7 @@ impl Kernel for CpuKernel {
             let (c_head, c_tail) = commands.split_at(size);
             let (a_head, a_tail) = actions.split_at((size * 4).min(actions.len()));
             let (r_head, r_tail) = rows.split_at(size);
-            *part.lock().unwrap_or_else(|e| e.into_inner()) = Some(Part {
+            *part = Some(Part {
                 state: s_head,
                 staged: st_head,
                 commands: c_head,
@@ -147,12 +146,7 @@ impl Kernel for CpuKernel {
             done = end;
         }
         let settings = &self.settings;
-        self.pool.run(&|t| {
-            let part = parts.get(t).and_then(|p| p.lock().ok()?.take());
-            if let Some(part) = part {
-                part.run(settings);
-            }
-        });
+        self.pool.run_parts(parts, &|part| part.run(settings));
         Ok(())
     }
 

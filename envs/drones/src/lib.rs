@@ -26,8 +26,8 @@ pub use state::{CHUNK, Drone, LEN};
 
 use proprio_core::serde_json::Value;
 use proprio_core::{
-    Backend, EnvEntry, EnvSpec, Error, KernelEnv, KernelVecEnv, Registry, ResetOptions, Result,
-    Space, VecEnv, VecOptions, split_config,
+    Backend, Controller, Env, EnvEntry, EnvSpec, KernelEnv, KernelVecEnv, Registry, ResetOptions,
+    Result, Space, VecEnv, VecOptions, family,
 };
 use std::sync::Arc;
 
@@ -71,13 +71,11 @@ pub const GATES: EnvEntry = EnvEntry {
 
 /// Drone episodes take no reset options.
 pub(crate) fn no_options(options: ResetOptions) -> Result<()> {
-    match options {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Object(map)) if map.is_empty() => Ok(()),
-        Some(other) => Err(Error::Options(format!(
-            "drone envs take no reset options (configure the start with the `start` config key), got {other}"
-        ))),
-    }
+    family::no_reset_options(
+        "drone",
+        " (configure the start with the `start` config key)",
+        options,
+    )
 }
 
 /// Validated settings and the spec of `entry` under a user config.
@@ -86,23 +84,10 @@ pub fn settings(
     task: TaskKind,
     config: &Value,
 ) -> Result<(Settings, Arc<EnvSpec>)> {
-    let (rest, limit) = split_config(entry.id, config, entry.max_episode_steps)?;
-    let config_error = |message: String| Error::Config {
-        id: entry.id.into(),
-        message,
-    };
-    let mut parsed: DroneConfig =
-        proprio_core::serde_json::from_value(rest).map_err(|e| config_error(e.to_string()))?;
-    let settings = Settings::new(task, &parsed).map_err(config_error)?;
+    let (mut parsed, limit): (DroneConfig, _) = family::parse_config(entry, config)?;
+    let settings =
+        Settings::new(task, &parsed).map_err(|message| family::config_error(entry, message))?;
     parsed.fill_defaults(task);
-    let mut config_json =
-        proprio_core::serde_json::to_value(&parsed).map_err(|e| config_error(e.to_string()))?;
-    if let Value::Object(map) = &mut config_json {
-        map.insert(
-            proprio_core::MAX_EPISODE_STEPS.into(),
-            limit.map_or(Value::Null, Value::from),
-        );
-    }
     let dim = task::obs_dim(task);
     let mut low = vec![f32::NEG_INFINITY; dim];
     let mut high = vec![f32::INFINITY; dim];
@@ -110,23 +95,19 @@ pub fn settings(
         low[i] = -1.0;
         high[i] = 1.0;
     }
-    let spec = EnvSpec {
-        id: entry.id.into(),
-        description: entry.description.into(),
-        observation_space: Space::Box { low, high },
-        action_space: Space::Box {
-            low: vec![-1.0; 4],
-            high: vec![1.0; 4],
-        },
-        reward_range: entry.reward_range,
-        max_episode_steps: limit,
-        physics_steps_per_step: settings.substeps,
-        reward: entry.reward.into(),
-        termination: entry.termination.into(),
-        action_handling: entry.action_handling.into(),
-        config: config_json,
+    let action_space = Space::Box {
+        low: vec![-1.0; 4],
+        high: vec![1.0; 4],
     };
-    Ok((settings, Arc::new(spec)))
+    let spec = family::entry_spec(
+        entry,
+        &parsed,
+        limit,
+        Space::Box { low, high },
+        action_space,
+        settings.substeps,
+    )?;
+    Ok((settings, spec))
 }
 
 fn make_vec(
@@ -157,31 +138,33 @@ fn make_vec(
     }
 }
 
+fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>> {
+    let (settings, spec) = settings(entry, task, config)?;
+    Ok(Box::new(KernelEnv::new(CpuKernel::new(
+        spec, settings, 1, 1,
+    )?)?))
+}
+
+fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Controller>> {
+    let (settings, _) = settings(entry, task, &spec.config)?;
+    Ok(Box::new(Cascade::new(settings)))
+}
+
 /// Registers the three drone tasks and their scripted controller.
 pub fn register(registry: &mut Registry) {
-    for (entry, task) in [
+    let tasks = [
         (HOVER, TaskKind::Hover),
         (WAYPOINTS, TaskKind::Waypoints),
         (GATES, TaskKind::Gates),
-    ] {
-        let default_config = proprio_core::serde_json::to_value(DroneConfig::defaults_for(task))
-            .unwrap_or(Value::Null);
-        registry.register(
-            entry,
-            default_config,
-            Box::new(move |config| {
-                let (settings, spec) = settings(&entry, task, config)?;
-                Ok(Box::new(KernelEnv::new(CpuKernel::new(
-                    spec, settings, 1, 1,
-                )?)?))
-            }),
-            Box::new(move |config, n, options| make_vec(&entry, task, config, n, options)),
-        );
-        let controller = Box::new(move |spec: &EnvSpec| {
-            let (settings, _) = settings(&entry, task, &spec.config)?;
-            Ok(Box::new(Cascade::new(settings)) as Box<dyn proprio_core::Controller>)
-        });
-        // The id was registered just above.
-        let _ = registry.register_controller(entry.id, controller);
-    }
+    ]
+    .map(|(entry, task)| {
+        let defaults = proprio_core::serde_json::to_value(DroneConfig::defaults_for(task));
+        (entry, task, defaults.unwrap_or(Value::Null))
+    });
+    let makers = family::FamilyMakers {
+        make,
+        make_vec,
+        controller: scripted,
+    };
+    family::register_family(registry, tasks, &makers);
 }

@@ -34,7 +34,7 @@ pub struct ControlState {
 
 /// Turns actions into joint targets, with the arm's kinematics for the IK.
 #[derive(Debug, Clone)]
-pub struct Controller {
+pub struct ArmController {
     chain: Chain,
     limits: [(f32, f32); 7],
 }
@@ -43,7 +43,7 @@ fn lerp((low, high): (f32, f32), a: f32) -> f32 {
     low + (a.clamp(-1.0, 1.0) + 1.0) * 0.5 * (high - low)
 }
 
-impl Controller {
+impl ArmController {
     /// The Panda's controller.
     pub fn panda() -> Result<Self, RobotError> {
         let chain = Chain::panda()?;

@@ -2,7 +2,7 @@
 //! stepping a fixed contiguous run of worlds (results do not depend on the thread count).
 
 use crate::config::Settings;
-use crate::controller::Controller;
+use crate::controller::ArmController;
 use crate::task::{self, BlowUp, TaskState, write_info};
 use crate::world::{Physics, Scene, World};
 use proprio_core::{
@@ -10,7 +10,7 @@ use proprio_core::{
     command,
 };
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The full state of one env: its rapier world and the task's side.
 #[derive(Clone, Serialize, Deserialize)]
@@ -52,7 +52,7 @@ struct Slot {
 struct Shared {
     settings: Settings,
     scene: Scene,
-    controller: Controller,
+    controller: ArmController,
 }
 
 /// Steps N manipulation envs on CPU threads.
@@ -157,7 +157,7 @@ impl CpuKernel {
             .map_err(|e| Error::Shape(format!("cannot start {threads} worker threads: {e}")))?;
         let scene = Scene::new(settings.task.cubes(), settings.dt)
             .map_err(|e| Error::Backend(e.to_string()))?;
-        let controller = Controller::panda().map_err(|e| Error::Backend(e.to_string()))?;
+        let controller = ArmController::panda().map_err(|e| Error::Backend(e.to_string()))?;
         let shared = Shared {
             settings,
             scene,
@@ -226,15 +226,14 @@ impl Kernel for CpuKernel {
         let n = self.slots.len();
         let dim = self.shared.settings.control.action_dim();
         let threads = self.pool.threads();
-        let parts: [Mutex<Option<Part<'_>>>; MAX_THREADS] =
-            std::array::from_fn(|_| Mutex::new(None));
+        let mut parts: [Option<Part<'_>>; MAX_THREADS] = std::array::from_fn(|_| None);
         let mut slots = self.slots.as_mut_slice();
         let mut staged = self.staged.as_mut_slice();
         let mut commands = commands;
         let mut actions = actions;
         let mut rows = batch.rows_mut();
         let mut done = 0;
-        for (t, part) in parts.iter().enumerate().take(threads) {
+        for (t, part) in parts.iter_mut().enumerate().take(threads) {
             let end = (t + 1) * n / threads;
             let size = end - done;
             let (w_head, w_tail) = slots.split_at_mut(size);
@@ -242,7 +241,7 @@ impl Kernel for CpuKernel {
             let (c_head, c_tail) = commands.split_at(size);
             let (a_head, a_tail) = actions.split_at((size * dim).min(actions.len()));
             let (r_head, r_tail) = rows.split_at(size);
-            *part.lock().unwrap_or_else(|e| e.into_inner()) = Some(Part {
+            *part = Some(Part {
                 slots: w_head,
                 staged: s_head,
                 commands: c_head,
@@ -253,12 +252,7 @@ impl Kernel for CpuKernel {
             done = end;
         }
         let shared = &self.shared;
-        self.pool.run(&|t| {
-            let part = parts.get(t).and_then(|p| p.lock().ok()?.take());
-            if let Some(part) = part {
-                part.run(shared);
-            }
-        });
+        self.pool.run_parts(parts, &|part| part.run(shared));
         Ok(())
     }
 

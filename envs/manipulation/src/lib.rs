@@ -22,7 +22,7 @@ mod world;
 
 pub use config::{ControlMode, ManipConfig, Settings, TaskKind};
 pub use controller::{
-    ControlState, Controller, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP,
+    ArmController, ControlState, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP,
 };
 pub use cpu::{CpuKernel, ManipState};
 pub use robot::{Chain, ChainJoint, JointKind, MAX_DOF, PANDA_URDF, RobotError, TCP_OFFSET};
@@ -34,8 +34,8 @@ pub use world::{
 
 use proprio_core::serde_json::Value;
 use proprio_core::{
-    Backend, EnvEntry, EnvSpec, Error, KernelEnv, KernelVecEnv, Registry, ResetOptions, Result,
-    Space, VecEnv, VecOptions, split_config,
+    Backend, Controller, Env, EnvEntry, EnvSpec, Error, KernelEnv, KernelVecEnv, Registry,
+    ResetOptions, Result, Space, VecEnv, VecOptions, family,
 };
 use std::sync::Arc;
 
@@ -91,13 +91,7 @@ pub const STACK_CUBE: EnvEntry = EnvEntry {
 
 /// Manipulation episodes take no reset options.
 pub(crate) fn no_options(options: ResetOptions) -> Result<()> {
-    match options {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Object(map)) if map.is_empty() => Ok(()),
-        Some(other) => Err(Error::Options(format!(
-            "manipulation envs take no reset options, got {other}"
-        ))),
-    }
+    family::no_reset_options("manipulation", "", options)
 }
 
 /// Validated settings and the spec of `entry` under a user config.
@@ -106,44 +100,29 @@ pub fn settings(
     task: TaskKind,
     config: &Value,
 ) -> Result<(Settings, Arc<EnvSpec>)> {
-    let (rest, limit) = split_config(entry.id, config, entry.max_episode_steps)?;
-    let config_error = |message: String| Error::Config {
-        id: entry.id.into(),
-        message,
-    };
-    let mut parsed: ManipConfig =
-        proprio_core::serde_json::from_value(rest).map_err(|e| config_error(e.to_string()))?;
-    let settings = Settings::new(task, &parsed).map_err(config_error)?;
+    let (mut parsed, limit): (ManipConfig, _) = family::parse_config(entry, config)?;
+    let settings =
+        Settings::new(task, &parsed).map_err(|message| family::config_error(entry, message))?;
     parsed.control = Some(settings.control);
-    let mut config_json =
-        proprio_core::serde_json::to_value(&parsed).map_err(|e| config_error(e.to_string()))?;
-    if let Value::Object(map) = &mut config_json {
-        map.insert(
-            proprio_core::MAX_EPISODE_STEPS.into(),
-            limit.map_or(Value::Null, Value::from),
-        );
-    }
-    let dim = settings.control.action_dim();
-    let spec = EnvSpec {
-        id: entry.id.into(),
-        description: entry.description.into(),
-        observation_space: Space::Box {
-            low: vec![f32::NEG_INFINITY; task::obs_dim(task)],
-            high: vec![f32::INFINITY; task::obs_dim(task)],
-        },
-        action_space: Space::Box {
-            low: vec![-1.0; dim],
-            high: vec![1.0; dim],
-        },
-        reward_range: entry.reward_range,
-        max_episode_steps: limit,
-        physics_steps_per_step: settings.substeps,
-        reward: entry.reward.into(),
-        termination: entry.termination.into(),
-        action_handling: entry.action_handling.into(),
-        config: config_json,
+    let dim = task::obs_dim(task);
+    let observation_space = Space::Box {
+        low: vec![f32::NEG_INFINITY; dim],
+        high: vec![f32::INFINITY; dim],
     };
-    Ok((settings, Arc::new(spec)))
+    let action_dim = settings.control.action_dim();
+    let action_space = Space::Box {
+        low: vec![-1.0; action_dim],
+        high: vec![1.0; action_dim],
+    };
+    let spec = family::entry_spec(
+        entry,
+        &parsed,
+        limit,
+        observation_space,
+        action_space,
+        settings.substeps,
+    )?;
+    Ok((settings, spec))
 }
 
 fn make_vec(
@@ -167,32 +146,34 @@ fn make_vec(
     Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)))
 }
 
+fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>> {
+    let (settings, spec) = settings(entry, task, config)?;
+    Ok(Box::new(KernelEnv::new(CpuKernel::new(
+        spec, settings, 1, 1,
+    )?)?))
+}
+
+fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Controller>> {
+    let (settings, _) = settings(entry, task, &spec.config)?;
+    Ok(Box::new(Scripted::new(settings)?))
+}
+
 /// Registers the four manipulation tasks and their scripted policies.
 pub fn register(registry: &mut Registry) {
-    for (entry, task) in [
+    let tasks = [
         (REACH, TaskKind::Reach),
         (PUSH_CUBE, TaskKind::PushCube),
         (PICK_CUBE, TaskKind::PickCube),
         (STACK_CUBE, TaskKind::StackCube),
-    ] {
-        let default_config = proprio_core::serde_json::to_value(ManipConfig::defaults_for(task))
-            .unwrap_or(Value::Null);
-        registry.register(
-            entry,
-            default_config,
-            Box::new(move |config| {
-                let (settings, spec) = settings(&entry, task, config)?;
-                Ok(Box::new(KernelEnv::new(CpuKernel::new(
-                    spec, settings, 1, 1,
-                )?)?))
-            }),
-            Box::new(move |config, n, options| make_vec(&entry, task, config, n, options)),
-        );
-        let controller = Box::new(move |spec: &EnvSpec| {
-            let (settings, _) = settings(&entry, task, &spec.config)?;
-            Ok(Box::new(Scripted::new(settings)?) as Box<dyn proprio_core::Controller>)
-        });
-        // The id was registered just above.
-        let _ = registry.register_controller(entry.id, controller);
-    }
+    ]
+    .map(|(entry, task)| {
+        let defaults = proprio_core::serde_json::to_value(ManipConfig::defaults_for(task));
+        (entry, task, defaults.unwrap_or(Value::Null))
+    });
+    let makers = family::FamilyMakers {
+        make,
+        make_vec,
+        controller: scripted,
+    };
+    family::register_family(registry, tasks, &makers);
 }

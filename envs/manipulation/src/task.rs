@@ -3,7 +3,7 @@
 //! success), the observation and the `info` entries.
 
 use crate::config::{Settings, TaskKind};
-use crate::controller::{ControlState, Controller};
+use crate::controller::{ArmController, ControlState};
 use crate::world::{BodyState, CUBE_HALF, Parts, Physics, READY, Scene, World};
 use glam::{Quat, Vec3};
 use proprio_core::rand::RngExt;
@@ -44,7 +44,7 @@ pub struct TaskState {
     pub goal: [f32; 3],
     /// Consecutive control steps the success condition has held.
     pub held: u32,
-    /// Controller memory.
+    /// Arm controller memory.
     pub control: ControlState,
 }
 
@@ -82,7 +82,7 @@ fn cube_xy(rng: &mut EnvRng) -> Vec3 {
 pub fn draw(
     s: &Settings,
     scene: &Scene,
-    controller: &Controller,
+    controller: &ArmController,
     rng: &mut EnvRng,
 ) -> (Physics, TaskState) {
     let mut q = [0.0; 9];
@@ -231,7 +231,7 @@ fn blow_up(world: &World, parts: &Parts) -> BlowUp {
 pub fn control_step(
     s: &Settings,
     parts: &Parts,
-    controller: &Controller,
+    controller: &ArmController,
     world: &mut World,
     task: &mut TaskState,
     action: &[f32],

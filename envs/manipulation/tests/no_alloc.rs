@@ -7,7 +7,7 @@ use glam::Vec3;
 use proprio_core::Info;
 use proprio_manipulation::task::{self, TaskState};
 use proprio_manipulation::{
-    ControlMode, Controller, ManipConfig, READY, Scene, Settings, TaskKind,
+    ArmController, ControlMode, ManipConfig, READY, Scene, Settings, TaskKind,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,7 +43,7 @@ fn the_work_around_the_physics_step_allocates_nothing() {
         let settings = Settings::new(kind, &config).unwrap();
         let scene = Scene::new(kind.cubes(), settings.dt).unwrap();
         let parts = scene.parts();
-        let controller = Controller::panda().unwrap();
+        let controller = ArmController::panda().unwrap();
         let mut q = [0.04; 9];
         q[..7].copy_from_slice(&READY);
         let cubes = [

@@ -5,7 +5,7 @@
 
 use glam::Vec3;
 use proprio_manipulation::{
-    CUBE_HALF, Chain, ControlMode, Controller, READY, Scene, World, task::WORKSPACE,
+    ArmController, CUBE_HALF, Chain, ControlMode, READY, Scene, World, task::WORKSPACE,
 };
 
 /// 60 Hz physics, as the envs use by default.
@@ -75,7 +75,7 @@ fn the_arm_holds_its_rest_pose_and_the_hand_is_where_the_kinematics_put_it() {
 fn servo(
     world: &mut World,
     scene: &Scene,
-    controller: &Controller,
+    controller: &ArmController,
     goal: Vec3,
     gripper: f32,
     steps: usize,
@@ -107,7 +107,7 @@ fn servo(
 #[test]
 fn the_ik_controller_brings_the_hand_within_5_mm_of_a_commanded_point() {
     let scene = Scene::new(0, DT).unwrap();
-    let controller = Controller::panda().unwrap();
+    let controller = ArmController::panda().unwrap();
     let mut world = World::from_physics(scene.start(&rest(), &[]));
     let (_, start_rotation) = world.physics().tcp(scene.parts());
     for goal in [
@@ -158,7 +158,7 @@ fn a_cube_dropped_on_the_table_comes_to_rest_and_stays() {
 fn closed_fingers_hold_a_cube_without_sinking_into_it() {
     let scene = Scene::new(1, DT).unwrap();
     let parts = scene.parts();
-    let controller = Controller::panda().unwrap();
+    let controller = ArmController::panda().unwrap();
     let cube = Vec3::new(0.0, 0.0, CUBE_HALF);
     // The cube turned to face the fingers (the hand's yaw at rest is 45°).
     let (_, hand) = scene.start(&rest(), &[(cube, 0.0)]).tcp(parts);
