@@ -125,9 +125,9 @@ impl Settings {
                 c.physics_hz, c.control_hz
             ));
         }
-        if !(50..=2000).contains(&c.physics_hz) || c.physics_hz / c.control_hz > 50 {
+        if !(20..=2000).contains(&c.physics_hz) || c.physics_hz / c.control_hz > 50 {
             return Err(format!(
-                "physics_hz must be 50–2000 and physics_hz / control_hz at most 50, got {} and {}",
+                "physics_hz must be 20–2000 and physics_hz / control_hz at most 50, got {} and {}",
                 c.physics_hz, c.control_hz
             ));
         }
