@@ -14,7 +14,7 @@ N=${N:-256}
 ENV=${ENV:-manipulation/pick-cube-v0}
 if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet "gymnasium[mujoco]==1.2.2"
+    "$VENV/bin/pip" install --quiet "gymnasium[mujoco]==1.4.0"
 fi
 cargo build --quiet --locked
 BIN=target/debug/proprio

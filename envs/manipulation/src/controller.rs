@@ -3,7 +3,7 @@
 
 use crate::config::ControlMode;
 use crate::robot::{Chain, RobotError};
-use crate::world::BASE;
+use crate::scene::BASE;
 use glam::{DQuat, DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 

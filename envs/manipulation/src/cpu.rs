@@ -3,8 +3,9 @@
 
 use crate::config::Settings;
 use crate::controller::ArmController;
+use crate::scene::Scene;
 use crate::task::{self, BlowUp, TaskState, write_info};
-use crate::world::{Physics, Scene, World};
+use crate::world::{Physics, World};
 use proprio_core::{
     Batch, EnvRng, EnvSpec, Error, Kernel, MAX_THREADS, ResetOptions, Result, Rows, WorkerPool,
     command,

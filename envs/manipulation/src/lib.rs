@@ -16,6 +16,7 @@ mod controller;
 mod cpu;
 mod linalg;
 mod robot;
+mod scene;
 mod scripted;
 pub mod task;
 mod world;
@@ -26,11 +27,13 @@ pub use controller::{
 };
 pub use cpu::{CpuKernel, ManipState};
 pub use robot::{Chain, ChainJoint, JointKind, MAX_DOF, PANDA_URDF, RobotError, TCP_OFFSET};
-pub use scripted::Scripted;
-pub use world::{
-    ARM_GAINS, BASE, BodyState, CUBE_DENSITY, CUBE_HALF, FINGER_GAINS, GRIP_FRICTION, MAX_CUBES,
-    MOVING_JOINTS, Parts, Physics, READY, Scene, SceneError, TABLE_FRICTION, TABLE_HALF, World,
+pub use scene::{
+    ARM_GAINS, BASE, CONTACT_SOFTNESS, CUBE_DENSITY, CUBE_HALF, FINGER_GAINS, GRIP_FRICTION,
+    MAX_CUBES, MOVING_JOINTS, Parts, READY, SOLVER_SUBSTEPS, Scene, SceneError, TABLE_FRICTION,
+    TABLE_HALF,
 };
+pub use scripted::Scripted;
+pub use world::{BodyState, Physics, TOUCH, World};
 
 use proprio_core::serde_json::Value;
 use proprio_core::{

@@ -4,8 +4,8 @@
 
 use crate::config::{ControlMode, Settings, TaskKind};
 use crate::controller::{EE_STEP, EE_TURN};
+use crate::scene::CUBE_HALF;
 use crate::task::{STACK_OFFSET, obs_dim};
-use crate::world::CUBE_HALF;
 use glam::{Quat, Vec3};
 use proprio_core::{Controller, Error, Result};
 use std::f32::consts::FRAC_PI_2;

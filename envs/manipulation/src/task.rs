@@ -4,7 +4,8 @@
 
 use crate::config::{Settings, TaskKind};
 use crate::controller::{ArmController, ControlState};
-use crate::world::{BodyState, CUBE_HALF, Parts, Physics, READY, Scene, World};
+use crate::scene::{CUBE_HALF, Parts, READY, Scene};
+use crate::world::{BodyState, Physics, World};
 use glam::{Quat, Vec3};
 use proprio_core::rand::RngExt;
 use proprio_core::{EnvRng, Info};

@@ -1,71 +1,15 @@
-//! One env's rapier3d world: a table, the Panda as a multibody driven by PD
-//! position motors, and up to two cubes.
-//!
-//! [`Physics`] is everything that evolves (what a snapshot saves, bit for
-//! bit); [`World`] adds the pipeline workspaces that do not; [`Scene`] is the
-//! template every env's world is cloned from, with the handles to its parts.
+//! One env's rapier3d world. [`Physics`] is everything that evolves (what a
+//! snapshot saves, bit for bit) with the queries tasks ask of it; [`World`]
+//! adds the pipeline workspaces that do not.
 
-use crate::robot::{PANDA_URDF, TCP_OFFSET};
+use crate::robot::TCP_OFFSET;
+use crate::scene::{ARM_GAINS, FINGER_GAINS, Parts};
 use glam::{Quat, Vec3};
 use rapier3d::prelude::*;
-use rapier3d_urdf::{UrdfLoaderOptions, UrdfMultibodyOptions, UrdfRobot};
 use serde::{Deserialize, Serialize};
 
-/// PD gains of the arm joints (stiffness N·m/rad, damping N·m·s/rad), torque
-/// capped at each joint's effort limit.
-pub const ARM_GAINS: (f32, f32) = (4000.0, 400.0);
-/// PD gains of the finger joints (N/m, N·s/m), force capped at the URDF's 70 N.
-pub const FINGER_GAINS: (f32, f32) = (1000.0, 30.0);
-/// Half extents of the table top, m; its surface is the plane z = 0.
-pub const TABLE_HALF: [f32; 3] = [0.8, 0.6, 0.02];
-/// Where the robot base stands on the table, m.
-pub const BASE: [f32; 3] = [-0.615, 0.0, 0.0];
-/// The usual rest pose: gripper down above the table centre.
-pub const READY: [f32; 7] = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785];
-/// Half the edge of every cube, m (ManiSkill's 4 cm cubes).
-pub const CUBE_HALF: f32 = 0.02;
-/// Cube density, kg/m³ (water): a 4 cm cube weighs 64 g.
-pub const CUBE_DENSITY: f32 = 1000.0;
-/// Friction coefficient of cubes and fingertips (rubber pads on wood).
-pub const GRIP_FRICTION: f32 = 1.0;
-/// Friction coefficient of the table top.
-pub const TABLE_FRICTION: f32 = 0.5;
-/// Contact stiffness (natural frequency Hz, damping ratio). rapier's default
-/// (30 Hz, ζ = 10) lets a 20 N grip sink 3 cm into a 64 g cube; this keeps it near 1 mm.
-pub const CONTACT_SOFTNESS: SpringCoefficients<f32> = SpringCoefficients {
-    natural_frequency: 100.0,
-    damping_ratio: 1.0,
-};
-/// Solver substeps per physics step (rapier's default is 4): the multibody's
-/// mass matrix is rebuilt every substep, the largest cost of a step, and 2
-/// already keeps grasps and stacks steady at 100 Hz.
-pub const SOLVER_SUBSTEPS: usize = 2;
-/// Contact points closer than this count as touching, m.
+/// Colliders closer than this count as touching, m.
 pub const TOUCH: f32 = 0.002;
-/// Most cubes in a scene.
-pub const MAX_CUBES: usize = 2;
-
-/// The moving joints, in the order of targets and positions.
-pub const MOVING_JOINTS: [&str; 9] = [
-    "panda_joint1",
-    "panda_joint2",
-    "panda_joint3",
-    "panda_joint4",
-    "panda_joint5",
-    "panda_joint6",
-    "panda_joint7",
-    "panda_finger_joint1",
-    "panda_finger_joint2",
-];
-
-const ROBOT: Group = Group::GROUP_1;
-const TABLE: Group = Group::GROUP_2;
-const OBJECT: Group = Group::GROUP_3;
-
-/// Why a scene cannot be built.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot build the scene: {0}")]
-pub struct SceneError(pub String);
 
 /// Everything that evolves in one world: restoring it continues bit-identically.
 #[derive(Clone, Serialize, Deserialize)]
@@ -80,29 +24,6 @@ pub struct Physics {
     impulse_joints: ImpulseJointSet,
     multibody_joints: MultibodyJointSet,
     soft_bodies: SoftBodySet,
-}
-
-/// Handles to the parts of a scene, the same in every clone of it.
-#[derive(Debug, Clone, Copy)]
-pub struct Parts {
-    /// Multibody joint of each moving joint: 7 arm joints, then the 2 fingers.
-    joints: [MultibodyJointHandle; 9],
-    /// Link index of each moving joint in the arm's multibody.
-    links: [usize; 9],
-    /// Effort limit of each moving joint (N·m or N), from the URDF.
-    efforts: [f32; 9],
-    hand: RigidBodyHandle,
-    fingers: [ColliderHandle; 2],
-    cubes: [Option<(RigidBodyHandle, ColliderHandle)>; MAX_CUBES],
-    /// Number of bodies and colliders in the scene.
-    bodies: usize,
-    colliders: usize,
-}
-
-/// A template world (arm at zero joint angles, cubes parked) and its parts.
-pub struct Scene {
-    template: Physics,
-    parts: Parts,
 }
 
 /// One env's world: its physics plus the workspaces that step it.
@@ -123,213 +44,6 @@ pub struct BodyState {
     pub linvel: Vec3,
     /// Angular velocity, rad/s.
     pub angvel: Vec3,
-}
-
-fn joint_names(robot: &UrdfRobot, urdf: &urdf_rs::Robot) -> Vec<String> {
-    robot
-        .joints
-        .iter()
-        .map(|j| {
-            urdf.joints
-                .get(j.urdf_joint_index)
-                .map_or_else(String::new, |u| u.name.clone())
-        })
-        .collect()
-}
-
-impl Scene {
-    /// The table, the arm and `cubes` cubes (at most [`MAX_CUBES`]), stepped every `dt` seconds.
-    pub fn new(cubes: usize, dt: f32) -> Result<Self, SceneError> {
-        if cubes > MAX_CUBES {
-            return Err(SceneError(format!(
-                "at most {MAX_CUBES} cubes, not {cubes}"
-            )));
-        }
-        let options = UrdfLoaderOptions {
-            create_colliders_from_collision_shapes: true,
-            make_roots_fixed: true,
-            apply_imported_mass_props: true,
-            collider_blueprint: ColliderBuilder::default()
-                .collision_groups(InteractionGroups::new(
-                    ROBOT,
-                    TABLE | OBJECT,
-                    InteractionTestMode::And,
-                ))
-                .friction(GRIP_FRICTION),
-            ..Default::default()
-        };
-        let (mut robot, urdf) = UrdfRobot::from_str(PANDA_URDF, options, std::path::Path::new("."))
-            .map_err(|e| SceneError(e.to_string()))?;
-        let names = joint_names(&robot, &urdf);
-        let mut physics = Physics {
-            gravity: Vector::new(0.0, 0.0, -9.81),
-            params: {
-                let mut p = IntegrationParameters {
-                    dt,
-                    ..Default::default()
-                };
-                p.contact_softness = CONTACT_SOFTNESS;
-                p.num_solver_iterations = SOLVER_SUBSTEPS;
-                p
-            },
-            islands: IslandManager::new(),
-            broad_phase: BroadPhaseBvh::default(),
-            narrow_phase: NarrowPhase::new(),
-            bodies: RigidBodySet::new(),
-            colliders: ColliderSet::new(),
-            impulse_joints: ImpulseJointSet::new(),
-            multibody_joints: MultibodyJointSet::new(),
-            soft_bodies: SoftBodySet::new(),
-        };
-        robot.append_transform(&Pose::from_translation(Vector::from_array(BASE)));
-        let handles = robot.insert_using_multibody_joints(
-            &mut physics.bodies,
-            &mut physics.colliders,
-            &mut physics.multibody_joints,
-            UrdfMultibodyOptions::empty(),
-        );
-        // The Panda's own controller compensates gravity, as ManiSkill's does.
-        // Nothing sleeps: a sleeping pair keeps stale contacts, and RL scenes rarely rest.
-        for link in &handles.links {
-            if let Some(body) = physics.bodies.get_mut(link.body) {
-                body.set_gravity_scale(0.0, false);
-                *body.activation_mut() = RigidBodyActivation::cannot_sleep();
-            }
-        }
-        let table = physics
-            .bodies
-            .insert(RigidBodyBuilder::fixed().translation(Vector::new(0.0, 0.0, -TABLE_HALF[2])));
-        physics.colliders.insert_with_parent(
-            ColliderBuilder::cuboid(TABLE_HALF[0], TABLE_HALF[1], TABLE_HALF[2])
-                .friction(TABLE_FRICTION)
-                .collision_groups(InteractionGroups::new(
-                    TABLE,
-                    ROBOT | OBJECT,
-                    InteractionTestMode::And,
-                )),
-            table,
-            &mut physics.bodies,
-        );
-        let find = |name: &str| {
-            names
-                .iter()
-                .position(|n| n == name)
-                .map(|i| &handles.joints[i])
-                .ok_or_else(|| SceneError(format!("the URDF has no joint '{name}'")))
-        };
-        let mut joints = [MultibodyJointHandle::invalid(); 9];
-        let mut efforts = [0.0; 9];
-        for (k, name) in MOVING_JOINTS.into_iter().enumerate() {
-            efforts[k] = urdf
-                .joints
-                .iter()
-                .find(|j| j.name == name)
-                .map_or(0.0, |j| j.limit.effort as f32);
-            joints[k] = find(name)?
-                .joint
-                .ok_or_else(|| SceneError(format!("joint '{name}' was not inserted")))?;
-        }
-        let mut links = [0; 9];
-        for (link, joint) in links.iter_mut().zip(joints) {
-            *link = physics
-                .multibody_joints
-                .get(joint)
-                .map(|(_, link)| link)
-                .ok_or_else(|| SceneError("a joint left the arm's multibody".into()))?;
-        }
-        let hand = find("panda_finger_joint1")?.link1;
-        let finger = |name: &str| -> Result<ColliderHandle, SceneError> {
-            let body = find(name)?.link2;
-            physics.bodies[body]
-                .colliders()
-                .first()
-                .copied()
-                .ok_or_else(|| SceneError(format!("the link moved by '{name}' has no collider")))
-        };
-        let fingers = [
-            finger("panda_finger_joint1")?,
-            finger("panda_finger_joint2")?,
-        ];
-        let mut parked = [None; MAX_CUBES];
-        for (i, slot) in parked.iter_mut().take(cubes).enumerate() {
-            let body = physics.bodies.insert(
-                RigidBodyBuilder::dynamic()
-                    .translation(Vector::new(0.3 + 0.1 * i as f32, 0.4, CUBE_HALF))
-                    .ccd_enabled(true)
-                    .can_sleep(false),
-            );
-            let collider = physics.colliders.insert_with_parent(
-                ColliderBuilder::cuboid(CUBE_HALF, CUBE_HALF, CUBE_HALF)
-                    .density(CUBE_DENSITY)
-                    .friction(GRIP_FRICTION)
-                    .collision_groups(InteractionGroups::new(
-                        OBJECT,
-                        ROBOT | TABLE | OBJECT,
-                        InteractionTestMode::And,
-                    )),
-                body,
-                &mut physics.bodies,
-            );
-            *slot = Some((body, collider));
-        }
-        let (bodies, colliders) = (physics.bodies.len(), physics.colliders.len());
-        Ok(Self {
-            template: physics,
-            parts: Parts {
-                joints,
-                links,
-                efforts,
-                hand,
-                fingers,
-                cubes: parked,
-                bodies,
-                colliders,
-            },
-        })
-    }
-
-    /// Handles to the arm and cubes.
-    pub fn parts(&self) -> &Parts {
-        &self.parts
-    }
-
-    /// A fresh world: the arm at `q` (7 joint angles, 2 finger openings) holding
-    /// that pose, and cube `i` at `cubes[i]` (centre and yaw), at rest.
-    pub fn start(&self, q: &[f32; 9], cubes: &[(Vec3, f32)]) -> Physics {
-        let mut physics = self.template.clone();
-        if let Some((multibody, _)) = physics.multibody_joints.get_mut(self.parts.joints[0]) {
-            let mut displacement = vec![0.0; multibody.ndofs()];
-            for (k, link) in self.parts.links.iter().enumerate() {
-                if let Some(link) = multibody.link(*link)
-                    && let Some(slot) = displacement.get_mut(link.assembly_id())
-                {
-                    *slot = q[k];
-                }
-            }
-            multibody.apply_displacements(&displacement);
-            multibody.forward_kinematics(&physics.bodies, true);
-            multibody.update_rigid_bodies(&mut physics.bodies, true);
-        }
-        for (slot, (centre, yaw)) in self.parts.cubes.iter().zip(cubes) {
-            if let Some((body, _)) = slot
-                && let Some(body) = physics.bodies.get_mut(*body)
-            {
-                body.set_position(
-                    Pose::from_parts(Vector::from(*centre), Quat::from_rotation_z(*yaw)),
-                    true,
-                );
-            }
-        }
-        physics.set_targets(&self.parts, q);
-        physics
-    }
-}
-
-impl Parts {
-    /// Number of cubes in the scene.
-    pub fn cube_count(&self) -> usize {
-        self.cubes.iter().flatten().count()
-    }
 }
 
 impl World {
@@ -385,6 +99,59 @@ impl World {
 }
 
 impl Physics {
+    /// An empty world with this gravity and these solver parameters.
+    pub(crate) fn empty(gravity: Vector, params: IntegrationParameters) -> Self {
+        Self {
+            gravity,
+            params,
+            islands: IslandManager::new(),
+            broad_phase: BroadPhaseBvh::default(),
+            narrow_phase: NarrowPhase::new(),
+            bodies: RigidBodySet::new(),
+            colliders: ColliderSet::new(),
+            impulse_joints: ImpulseJointSet::new(),
+            multibody_joints: MultibodyJointSet::new(),
+            soft_bodies: SoftBodySet::new(),
+        }
+    }
+
+    /// The sets a scene is built into.
+    pub(crate) fn sets_mut(
+        &mut self,
+    ) -> (&mut RigidBodySet, &mut ColliderSet, &mut MultibodyJointSet) {
+        (
+            &mut self.bodies,
+            &mut self.colliders,
+            &mut self.multibody_joints,
+        )
+    }
+
+    /// Puts the arm at `q` (7 joint angles, 2 finger openings), at rest.
+    pub(crate) fn place_arm(&mut self, parts: &Parts, q: &[f32; 9]) {
+        if let Some((multibody, _)) = self.multibody_joints.get_mut(parts.joints[0]) {
+            let mut displacement = vec![0.0; multibody.ndofs()];
+            for (k, link) in parts.links.iter().enumerate() {
+                if let Some(link) = multibody.link(*link)
+                    && let Some(slot) = displacement.get_mut(link.assembly_id())
+                {
+                    *slot = q[k];
+                }
+            }
+            multibody.apply_displacements(&displacement);
+            multibody.forward_kinematics(&self.bodies, true);
+            multibody.update_rigid_bodies(&mut self.bodies, true);
+        }
+    }
+
+    /// Puts cube `i` at `centre` with `rotation`, at rest.
+    pub(crate) fn place_cube(&mut self, parts: &Parts, i: usize, centre: Vec3, rotation: Quat) {
+        if let Some(Some((body, _))) = parts.cubes.get(i)
+            && let Some(body) = self.bodies.get_mut(*body)
+        {
+            body.set_position(Pose::from_parts(centre, rotation), true);
+        }
+    }
+
     /// Sets the PD position targets: 7 arm joints (rad), then each finger's opening (m).
     pub fn set_targets(&mut self, parts: &Parts, targets: &[f32; 9]) {
         let Some((multibody, _)) = self.multibody_joints.get_mut(parts.joints[0]) else {
