@@ -67,22 +67,34 @@ fn overrides(set: &[String], total_steps: Option<u64>) -> Result<Map<String, Val
 pub fn run(args: &TrainArgs) -> CliResult {
     let dir = match (&args.resume, &args.env) {
         (Some(dir), _) => proprio_learn::resume(dir.clone(), args.total_steps),
-        (None, Some(env)) => proprio_learn::train(TrainRequest {
-            algo: match args.algo {
+        (None, Some(env)) => {
+            let algo = match args.algo {
                 AlgoArg::Ppo => Algo::Ppo,
                 AlgoArg::Sac => Algo::Sac,
-            },
-            env: EnvSource {
-                id: env.clone(),
-                config: input::config(args.config.as_deref())?,
-                backend: args.backend,
-            },
-            seed: args.seed,
-            backend: args.device,
-            threads: args.threads,
-            overrides: overrides(&args.set, args.total_steps)?,
-            out: args.out.clone(),
-        }),
+            };
+            if let Some((source, values)) =
+                proprio_learn::tuned(env, algo).map_err(|e| Failure(e.to_string()))?
+            {
+                let keys: Vec<&str> = values.keys().map(String::as_str).collect();
+                eprintln!(
+                    "tuned hyper-parameters for {env} ({source}): {}; --set overrides them",
+                    keys.join(", ")
+                );
+            }
+            proprio_learn::train(TrainRequest {
+                algo,
+                env: EnvSource {
+                    id: env.clone(),
+                    config: input::config(args.config.as_deref())?,
+                    backend: args.backend,
+                },
+                seed: args.seed,
+                backend: args.device,
+                threads: args.threads,
+                overrides: overrides(&args.set, args.total_steps)?,
+                out: args.out.clone(),
+            })
+        }
         (None, None) => return Err(Failure("give --env ENV, or --resume RUN_DIR".into())),
     }
     .map_err(|e| Failure(e.to_string()))?;

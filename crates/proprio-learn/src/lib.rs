@@ -19,6 +19,7 @@ pub mod run;
 pub mod sac;
 mod tensor;
 mod train;
+mod tuned;
 
 pub use burn_rl::BurnRlEnv;
 pub use device::Backend;
@@ -30,3 +31,4 @@ pub use mlp::{Activation, Mlp, orthogonal};
 pub use policy::Policy;
 pub use run::Algo;
 pub use train::{TrainRequest, default_config, resume, train};
+pub use tuned::tuned;

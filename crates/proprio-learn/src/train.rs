@@ -23,7 +23,7 @@ pub struct TrainRequest {
     pub backend: Backend,
     /// Env worker threads (`None`: all cores).
     pub threads: Option<usize>,
-    /// Hyper-parameter overrides (`--set key=value`), applied over the defaults.
+    /// Hyper-parameter overrides (`--set key=value`), applied over the defaults and the env's tuned values.
     pub overrides: Map<String, Value>,
     /// Run directory (default `runs/<env>/<algo>-<seed>-<time>`).
     pub out: Option<PathBuf>,
@@ -128,10 +128,11 @@ impl Learner {
 /// Starts a new run; returns its directory.
 pub fn train(request: TrainRequest) -> Result<PathBuf> {
     let spec = proprio::registry().spec(&request.env.id, &request.env.config)?;
-    let config = merged(
-        default_config(request.algo, &spec.action_space)?,
-        &request.overrides,
-    )?;
+    let mut config = default_config(request.algo, &spec.action_space)?;
+    if let Some((_, values)) = crate::tuned(&request.env.id, request.algo)? {
+        config = merged(config, &values)?;
+    }
+    let config = merged(config, &request.overrides)?;
     let info = RunInfo {
         algo: request.algo,
         env: request.env,
