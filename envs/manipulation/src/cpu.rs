@@ -1,5 +1,6 @@
-//! N manipulation envs on CPU threads: one rapier world per env, each thread
-//! stepping a fixed contiguous run of worlds (results do not depend on the thread count).
+//! N manipulation envs on CPU threads: one rapier world per env; threads take
+//! a few worlds at a time, and each world is stepped whole by one thread, so
+//! results do not depend on the thread count or on which thread stepped what.
 
 use crate::config::Settings;
 use crate::controller::ArmController;
@@ -11,7 +12,7 @@ use proprio_core::{
     command,
 };
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The full state of one env: its rapier world and the task's side.
 #[derive(Clone, Serialize, Deserialize)]
@@ -66,7 +67,11 @@ pub struct CpuKernel {
     pool: WorkerPool,
 }
 
-/// The envs, staged starts, commands, actions and batch rows of one thread.
+/// Worlds a thread takes at a time: few enough to even out uneven worlds
+/// between threads, enough that taking them costs nothing noticeable.
+const CHUNK: usize = 4;
+
+/// A run of envs with their staged starts, commands, actions and batch rows.
 struct Part<'a> {
     slots: &'a mut [Slot],
     staged: &'a mut [ManipState],
@@ -75,7 +80,35 @@ struct Part<'a> {
     rows: Rows<'a>,
 }
 
-impl Part<'_> {
+impl<'a> Part<'a> {
+    /// The first `size` envs, and the rest if any.
+    fn split(self, size: usize, dim: usize) -> (Part<'a>, Option<Part<'a>>) {
+        let size = size.min(self.slots.len());
+        if size == self.slots.len() {
+            return (self, None);
+        }
+        let (slots, slots_tail) = self.slots.split_at_mut(size);
+        let (staged, staged_tail) = self.staged.split_at_mut(size);
+        let (commands, commands_tail) = self.commands.split_at(size);
+        let (actions, actions_tail) = self.actions.split_at((size * dim).min(self.actions.len()));
+        let (rows, rows_tail) = self.rows.split_at(size);
+        let head = Part {
+            slots,
+            staged,
+            commands,
+            actions,
+            rows,
+        };
+        let tail = Part {
+            slots: slots_tail,
+            staged: staged_tail,
+            commands: commands_tail,
+            actions: actions_tail,
+            rows: rows_tail,
+        };
+        (head, Some(tail))
+    }
+
     fn run(mut self, shared: &Shared) {
         let s = &shared.settings;
         let parts = shared.scene.parts();
@@ -224,36 +257,30 @@ impl Kernel for CpuKernel {
     }
 
     fn run(&mut self, commands: &[u32], actions: &[f32], batch: &mut Batch) -> Result<()> {
-        let n = self.slots.len();
         let dim = self.shared.settings.control.action_dim();
-        let threads = self.pool.threads();
-        let mut parts: [Option<Part<'_>>; MAX_THREADS] = std::array::from_fn(|_| None);
-        let mut slots = self.slots.as_mut_slice();
-        let mut staged = self.staged.as_mut_slice();
-        let mut commands = commands;
-        let mut actions = actions;
-        let mut rows = batch.rows_mut();
-        let mut done = 0;
-        for (t, part) in parts.iter_mut().enumerate().take(threads) {
-            let end = (t + 1) * n / threads;
-            let size = end - done;
-            let (w_head, w_tail) = slots.split_at_mut(size);
-            let (s_head, s_tail) = staged.split_at_mut(size);
-            let (c_head, c_tail) = commands.split_at(size);
-            let (a_head, a_tail) = actions.split_at((size * dim).min(actions.len()));
-            let (r_head, r_tail) = rows.split_at(size);
-            *part = Some(Part {
-                slots: w_head,
-                staged: s_head,
-                commands: c_head,
-                actions: a_head,
-                rows: r_head,
-            });
-            (slots, staged, commands, actions, rows) = (w_tail, s_tail, c_tail, a_tail, r_tail);
-            done = end;
-        }
+        let rest = Mutex::new(Some(Part {
+            slots: &mut self.slots,
+            staged: &mut self.staged,
+            commands,
+            actions,
+            rows: batch.rows_mut(),
+        }));
         let shared = &self.shared;
-        self.pool.run_parts(parts, &|part| part.run(shared));
+        // Threads take CHUNK worlds at a time until none are left: worlds cost
+        // unevenly (contacts), and each world's result does not depend on
+        // which thread steps it.
+        self.pool.run(&|_| {
+            loop {
+                let chunk = {
+                    let mut left = rest.lock().unwrap_or_else(PoisonError::into_inner);
+                    let Some(part) = left.take() else { break };
+                    let (chunk, tail) = part.split(CHUNK, dim);
+                    *left = tail;
+                    chunk
+                };
+                chunk.run(shared);
+            }
+        });
         Ok(())
     }
 
