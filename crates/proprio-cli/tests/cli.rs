@@ -58,7 +58,11 @@ fn list_json_names_every_env_with_its_spaces() {
             "classic/pendulum-v1",
             "drones/gates-v0",
             "drones/hover-v0",
-            "drones/waypoints-v0"
+            "drones/waypoints-v0",
+            "manipulation/pick-cube-v0",
+            "manipulation/push-cube-v0",
+            "manipulation/reach-v0",
+            "manipulation/stack-cube-v0"
         ]
     );
     assert_eq!(rows[0]["action_space"]["type"], "discrete");
