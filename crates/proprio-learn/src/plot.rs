@@ -48,7 +48,13 @@ pub fn plot(curves: &[Curve], metric: &str, title: &str, out: &PathBuf) -> Resul
     if !y_min.is_finite() {
         return Err(LearnError::Config(format!("no '{metric}' values to plot")));
     }
-    let pad = ((y_max - y_min) * 0.05).max(1.0);
+    // 5% of the span as margin (a flat curve gets 5% of its value, at least 0.05).
+    let span = y_max - y_min;
+    let pad = if span > 0.0 {
+        span * 0.05
+    } else {
+        (y_max.abs() * 0.05).max(0.05)
+    };
     let draw_error = |e: &dyn std::fmt::Display| LearnError::Io {
         path: out.clone(),
         source: std::io::Error::other(e.to_string()),
