@@ -58,6 +58,8 @@ pub struct StepResult {
     pub success: bool,
     /// Physics failure (the episode is truncated).
     pub blow_up: BlowUp,
+    /// The task's distance after the step (what `info["distance"]` reports).
+    pub distance: f32,
 }
 
 /// Whether the task state holds only finite numbers.
@@ -249,24 +251,32 @@ pub fn control_step(
             break;
         }
     }
+    let (score, holds, distance) = progress(s, world.physics(), parts, task);
     if failure != BlowUp::None {
         return StepResult {
             reward: -1.0,
             success: false,
             blow_up: failure,
+            distance,
         };
     }
-    let (score, holds, _) = progress(s, world.physics(), parts, task);
     task.held = if holds { task.held + 1 } else { 0 };
     let success = task.held >= hold_steps(s);
     StepResult {
         reward: if success { 1.0 } else { score - 1.0 },
         success,
         blow_up: BlowUp::None,
+        distance,
     }
 }
 
-/// Writes the per-step `info` entries (`out` is `None` at reset).
+/// The task's distance in state `t` (reach: TCP to goal; push: cube to goal in
+/// the plane; pick: cube to goal; stack: A to its place on B), m.
+pub fn distance(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState) -> f32 {
+    progress(s, p, parts, t).2
+}
+
+/// Writes the per-step `info` entries: after a step from its result, at reset (`out` = `None`) from the state.
 pub fn write_info(
     info: &mut Info,
     s: &Settings,
@@ -276,7 +286,7 @@ pub fn write_info(
     out: Option<&StepResult>,
 ) {
     info.clear();
-    let (_, _, distance) = progress(s, p, parts, t);
+    let distance = out.map_or_else(|| distance(s, p, parts, t), |o| o.distance);
     info.set("distance", f64::from(distance));
     if s.task != TaskKind::Reach {
         info.set("grasped", f64::from(u8::from(p.grasped(parts, 0))));
