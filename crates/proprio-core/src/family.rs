@@ -29,7 +29,8 @@ pub fn parse_config<C: DeserializeOwned>(
     Ok((parsed, limit))
 }
 
-/// The spec of an env of `entry` made with `config` (defaults resolved) and time limit `limit`.
+/// The spec of an env of `entry` made with `config` (defaults resolved) and
+/// time limit `limit`; refuses malformed spaces.
 pub fn entry_spec<C: Serialize>(
     entry: &EnvEntry,
     config: &C,
@@ -38,6 +39,14 @@ pub fn entry_spec<C: Serialize>(
     action_space: Space,
     physics_steps_per_step: u32,
 ) -> Result<Arc<EnvSpec>> {
+    for (what, space) in [
+        ("observation", &observation_space),
+        ("action", &action_space),
+    ] {
+        space
+            .validate()
+            .map_err(|e| config_error(entry, format!("{what} space: {e}")))?;
+    }
     let mut config =
         serde_json::to_value(config).map_err(|e| config_error(entry, e.to_string()))?;
     if let Value::Object(map) = &mut config {

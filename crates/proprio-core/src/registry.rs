@@ -2,6 +2,7 @@
 
 use crate::env::{Env, EnvSpec};
 use crate::error::{Error, Result};
+use crate::family;
 use crate::task::{Task, TaskEnv};
 use crate::threaded::ThreadedVecEnv;
 use crate::vec_env::{Backend, VecEnv, VecOptions};
@@ -111,45 +112,20 @@ fn build_tasks<T: Task>(
     limit: Option<u64>,
     count: usize,
 ) -> Result<Vec<TimeLimit<TaskEnv<T>>>> {
-    let config_error = |message: String| Error::Config {
-        id: entry.id.into(),
-        message,
-    };
     let tasks = (0..count)
-        .map(|_| T::new(config).map_err(config_error))
+        .map(|_| T::new(config).map_err(|message| family::config_error(entry, message)))
         .collect::<Result<Vec<_>>>()?;
-    let mut config_json = serde_json::to_value(config).map_err(|e| config_error(e.to_string()))?;
-    if let Value::Object(map) = &mut config_json {
-        map.insert(
-            MAX_EPISODE_STEPS.into(),
-            limit.map_or(Value::Null, Value::from),
-        );
-    }
     let first = tasks
         .first()
         .ok_or_else(|| Error::Shape("num_envs must be at least 1".into()))?;
-    let (observation_space, action_space) = (first.observation_space(), first.action_space());
-    for (what, space) in [
-        ("observation", &observation_space),
-        ("action", &action_space),
-    ] {
-        space
-            .validate()
-            .map_err(|e| config_error(format!("{what} space: {e}")))?;
-    }
-    let spec = Arc::new(EnvSpec {
-        id: entry.id.into(),
-        description: entry.description.into(),
-        observation_space,
-        action_space,
-        reward_range: entry.reward_range,
-        max_episode_steps: limit,
-        physics_steps_per_step: entry.physics_steps_per_step,
-        reward: entry.reward.into(),
-        termination: entry.termination.into(),
-        action_handling: entry.action_handling.into(),
-        config: config_json,
-    });
+    let spec = family::entry_spec(
+        entry,
+        config,
+        limit,
+        first.observation_space(),
+        first.action_space(),
+        entry.physics_steps_per_step,
+    )?;
     Ok(tasks
         .into_iter()
         .map(|task| TimeLimit::new(TaskEnv::new(task, Arc::clone(&spec)), limit))
