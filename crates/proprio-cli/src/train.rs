@@ -1,4 +1,4 @@
-//! `proprio train`: PPO or SAC on any registered env.
+//! `proprio train`: PPO, SAC or GRPO on any registered env.
 
 use crate::{CliResult, Failure, input};
 use clap::{Args, ValueEnum};
@@ -10,6 +10,7 @@ use std::path::PathBuf;
 enum AlgoArg {
     Ppo,
     Sac,
+    Grpo,
 }
 
 #[derive(Args)]
@@ -71,6 +72,7 @@ pub fn run(args: &TrainArgs) -> CliResult {
             let algo = match args.algo {
                 AlgoArg::Ppo => Algo::Ppo,
                 AlgoArg::Sac => Algo::Sac,
+                AlgoArg::Grpo => Algo::Grpo,
             };
             if let Some((source, values)) =
                 proprio_learn::tuned(env, algo).map_err(|e| Failure(e.to_string()))?

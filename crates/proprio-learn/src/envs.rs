@@ -44,7 +44,11 @@ pub enum TrainEnv {
     Normalized(Box<Normalized>),
 }
 
-fn base(source: &EnvSource, num_envs: usize, options: VecOptions) -> Result<Box<dyn VecEnv>> {
+pub(crate) fn base(
+    source: &EnvSource,
+    num_envs: usize,
+    options: VecOptions,
+) -> Result<Box<dyn VecEnv>> {
     let venv = proprio::make_vec(&source.id, num_envs, &source.config, options)?;
     let venv: Box<dyn VecEnv> = Box::new(RecordEpisodeStatistics::new(venv, 100));
     Ok(match venv.spec().action_space {
@@ -173,20 +177,10 @@ pub fn evaluate(
     episodes: usize,
     seed: u64,
     obs_stats: Option<&RunningMeanStd>,
-    mut act: impl FnMut(&[f32], usize, &mut [f32]) -> Result<()>,
+    act: impl FnMut(&[f32], usize, &mut [f32]) -> Result<()>,
 ) -> Result<Evaluation> {
-    if episodes == 0 {
-        return Err(LearnError::Config(
-            "evaluation needs at least one episode".into(),
-        ));
-    }
-    let options = VecOptions {
-        autoreset: AutoresetMode::NextStep,
-        threads: Some(1),
-        backend: source.backend,
-    };
-    let venv = base(source, episodes, options)?;
-    let mut venv: Box<dyn VecEnv> = match obs_stats {
+    let venv = base(source, episodes.max(1), evaluation_options(source.backend))?;
+    let venv: Box<dyn VecEnv> = match obs_stats {
         Some(stats) => {
             let mut normalized = NormalizeObservation::new(venv, Some(NORMALIZED_CLIP));
             normalized.set_stats(stats.clone());
@@ -195,16 +189,45 @@ pub fn evaluate(
         }
         None => venv,
     };
+    evaluate_on(venv, seed, act)
+}
+
+/// How evaluation envs are built: next-step autoreset on one thread.
+pub fn evaluation_options(backend: Backend) -> VecOptions {
+    VecOptions {
+        autoreset: AutoresetMode::NextStep,
+        threads: Some(1),
+        backend,
+    }
+}
+
+/// Runs one episode in every env of `venv` (next-step autoreset) with a fixed policy.
+pub fn evaluate_on(
+    mut venv: Box<dyn VecEnv>,
+    seed: u64,
+    mut act: impl FnMut(&[f32], usize, &mut [f32]) -> Result<()>,
+) -> Result<Evaluation> {
+    let episodes = venv.num_envs();
+    if episodes == 0 {
+        return Err(LearnError::Config(
+            "evaluation needs at least one episode".into(),
+        ));
+    }
     let action_dim = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; episodes * action_dim];
     let mut ends: Vec<Option<(f64, Option<f64>)>> = vec![None; episodes];
+    let mut returns = vec![0.0; episodes];
     venv.reset(Some(seed), None)?;
     while ends.iter().any(Option::is_none) {
         act(&venv.batch().obs, episodes, &mut actions)?;
         venv.step(&actions)?;
-        for (slot, info) in ends.iter_mut().zip(&venv.batch().infos) {
+        let b = venv.batch();
+        for (i, slot) in ends.iter_mut().enumerate() {
             if slot.is_none() {
-                *slot = info.get("episode.return").map(|r| (r, info.get("success")));
+                returns[i] += f64::from(b.reward[i]);
+                if b.done(i) {
+                    *slot = Some((returns[i], b.infos[i].get("success")));
+                }
             }
         }
     }

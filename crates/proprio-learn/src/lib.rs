@@ -5,18 +5,22 @@
 //! by default, or on any GPU through `wgpu` (cargo feature `wgpu`); the
 //! algorithm code is the same for both.
 
+pub mod actor;
 mod burn_rl;
 mod device;
 mod envs;
 mod error;
 mod grad;
+pub mod grpo;
 mod head;
+mod layout;
 mod mlp;
 pub mod plot;
 mod policy;
 pub mod ppo;
 pub mod run;
 pub mod sac;
+pub mod sequence;
 mod tensor;
 mod train;
 mod tuned;

@@ -1,12 +1,15 @@
 //! `Policy`: a trained checkpoint that acts, for `proprio eval`, the viewer and library users.
 
+use crate::actor::{Actor as _, ControlPolicy};
 use crate::envs::{EnvSource, Evaluation, NORMALIZED_CLIP, evaluate};
 use crate::error::{LearnError, Result};
+use crate::grpo::GrpoConfig;
 use crate::head::{ActionHead, standard_normal};
 use crate::ppo::ActorCritic;
 use crate::run::load_module;
 use crate::run::{Algo, RunInfo, load_run};
 use crate::sac::{Actor, box_affine, squash};
+use crate::sequence::SequencePolicy;
 use crate::tensor::{host, matrix};
 use burn::prelude::*;
 use proprio::wrappers::RunningMeanStd;
@@ -19,6 +22,10 @@ enum Networks {
         head: ActionHead,
     },
     Sac(Box<SquashedActor>),
+    /// A group-learner (or token-level PPO) transformer, sampled at the run's temperature.
+    Sequence(Box<SequencePolicy>, f32),
+    /// A group-learner MLP policy for a control env.
+    Control(Box<ControlPolicy>, f32),
 }
 
 /// A SAC actor with the affine map from `[-1, 1]` to the action box.
@@ -54,8 +61,32 @@ impl Policy {
                 }
             })
         };
+        let group = info.algo == Algo::Grpo || info.config.get("advantage").is_some();
         let nets = match info.algo {
-            Algo::Ppo => {
+            _ if group => {
+                let cfg: GrpoConfig = proprio::serde_json::from_value(info.config.clone())
+                    .map_err(|e| LearnError::Checkpoint {
+                        path: dir.to_path_buf(),
+                        message: format!("run.json: config: {e}"),
+                    })?;
+                let mut rng = episode_rng(0, 0, 0);
+                let model = checkpoint.join("model.bpk");
+                if let Space::Tokens { .. } = spec.action_space {
+                    let policy = SequencePolicy::new(
+                        &spec.observation_space,
+                        &spec.action_space,
+                        &cfg.shape(),
+                        &device,
+                        &mut rng,
+                    )?;
+                    Networks::Sequence(Box::new(load_module(policy, &model)?), cfg.temperature)
+                } else {
+                    let head = ActionHead::for_space(&spec.action_space)?;
+                    let policy = ControlPolicy::new(obs_dim, head, &cfg.hidden, &device, &mut rng);
+                    Networks::Control(Box::new(load_module(policy, &model)?), cfg.temperature)
+                }
+            }
+            Algo::Ppo | Algo::Grpo => {
                 let head = ActionHead::for_space(&spec.action_space)?;
                 let agent = ActorCritic::new(
                     obs_dim,
@@ -164,6 +195,14 @@ impl Policy {
                         &mut actions[i * a..(i + 1) * a],
                     );
                 }
+            }
+            Networks::Sequence(policy, temperature) => {
+                let sampled = policy.sample(obs, n, *temperature, deterministic, &mut self.rng)?;
+                actions.copy_from_slice(&sampled.actions);
+            }
+            Networks::Control(policy, temperature) => {
+                let sampled = policy.sample(obs, n, *temperature, deterministic, &mut self.rng)?;
+                actions.copy_from_slice(&sampled.actions);
             }
             Networks::Sac(sac) => {
                 let SquashedActor { actor, scale, bias } = sac.as_ref();

@@ -21,6 +21,19 @@ pub enum Algo {
     Ppo,
     /// Soft actor-critic.
     Sac,
+    /// Group-relative policy optimisation.
+    Grpo,
+}
+
+impl Algo {
+    /// The name used on the command line, in run directories and in `tuned.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ppo => "ppo",
+            Self::Sac => "sac",
+            Self::Grpo => "grpo",
+        }
+    }
 }
 
 /// What a run is: saved once as `run.json`.
@@ -81,10 +94,7 @@ pub fn next_multiple(step: u64, every: u64) -> u64 {
 
 /// `runs/<env id>/<algo>-<seed>-<UTC timestamp>`.
 pub fn default_dir(info: &RunInfo) -> PathBuf {
-    let algo = match info.algo {
-        Algo::Ppo => "ppo",
-        Algo::Sac => "sac",
-    };
+    let algo = info.algo.name();
     Path::new("runs")
         .join(&info.env.id)
         .join(format!("{algo}-{}-{}", info.seed, utc_stamp()))

@@ -1,11 +1,14 @@
 //! `proprio train`: build or resume a run and train it.
 
+use crate::actor::ControlPolicy;
 use crate::device::Backend;
 use crate::envs::EnvSource;
 use crate::error::{LearnError, Result};
+use crate::grpo::{Grpo, GrpoConfig, registry_envs};
 use crate::ppo::{Ppo, PpoConfig};
 use crate::run::{Algo, Progress, Run, RunInfo, default_dir, load_run};
 use crate::sac::{Sac, SacConfig};
+use crate::sequence::SequencePolicy;
 use proprio::Space;
 use proprio::serde_json::{self, Map, Value};
 use std::path::{Path, PathBuf};
@@ -29,9 +32,12 @@ pub struct TrainRequest {
     pub out: Option<PathBuf>,
 }
 
-/// The default hyper-parameters of `algo` for `action_space`, as JSON.
+/// The default hyper-parameters of `algo` for `action_space`, as JSON. PPO on
+/// token answers is the group learner with `advantage = gae` (token-level PPO).
 pub fn default_config(algo: Algo, action_space: &Space) -> Result<Value> {
     let config = match (algo, action_space) {
+        (Algo::Grpo, _) => serde_json::to_value(GrpoConfig::default()),
+        (Algo::Ppo, Space::Tokens { .. }) => serde_json::to_value(GrpoConfig::ppo()),
         (Algo::Ppo, Space::Box { .. }) => serde_json::to_value(PpoConfig::continuous()),
         (Algo::Ppo, _) => serde_json::to_value(PpoConfig::discrete()),
         (Algo::Sac, Space::Box { .. }) => serde_json::to_value(SacConfig::default()),
@@ -72,6 +78,13 @@ fn ppo_config(config: &Value, total_steps: Option<u64>) -> Result<PpoConfig> {
     Ok(cfg)
 }
 
+fn grpo_config(config: &Value, total_steps: Option<u64>) -> Result<GrpoConfig> {
+    let mut cfg: GrpoConfig = parse(config)?;
+    cfg.total_steps = total_steps.unwrap_or(cfg.total_steps);
+    cfg.validate().map_err(LearnError::Config)?;
+    Ok(cfg)
+}
+
 fn sac_config(config: &Value, total_steps: Option<u64>) -> Result<SacConfig> {
     let mut cfg: SacConfig = parse(config)?;
     cfg.total_steps = total_steps.unwrap_or(cfg.total_steps);
@@ -79,10 +92,12 @@ fn sac_config(config: &Value, total_steps: Option<u64>) -> Result<SacConfig> {
     Ok(cfg)
 }
 
-/// A learner of either algorithm.
+/// A learner of any algorithm.
 enum Learner {
     Ppo(Box<Ppo>),
     Sac(Box<Sac>),
+    GroupTokens(Box<Grpo<SequencePolicy>>),
+    GroupControl(Box<Grpo<ControlPolicy>>),
 }
 
 impl Learner {
@@ -90,8 +105,21 @@ impl Learner {
     fn build(info: &RunInfo, total_steps: Option<u64>) -> Result<(Self, u64)> {
         let device = info.backend.device()?;
         let (env, seed, threads) = (info.env.clone(), info.seed, info.threads);
-        Ok(match info.algo {
-            Algo::Ppo => {
+        let spec = proprio::registry().spec(&env.id, &env.config)?;
+        let tokens = matches!(spec.action_space, Space::Tokens { .. });
+        Ok(match (info.algo, tokens) {
+            (Algo::Grpo, _) | (Algo::Ppo, true) => {
+                let cfg = grpo_config(&info.config, total_steps)?;
+                let total = cfg.total_steps;
+                let envs = registry_envs(&env);
+                let learner = if tokens {
+                    Self::GroupTokens(Box::new(Grpo::sequence(envs, cfg, seed, device, threads)?))
+                } else {
+                    Self::GroupControl(Box::new(Grpo::control(envs, cfg, seed, device, threads)?))
+                };
+                (learner, total)
+            }
+            (Algo::Ppo, false) => {
                 let cfg = ppo_config(&info.config, total_steps)?;
                 let total = cfg.total_steps;
                 (
@@ -99,7 +127,7 @@ impl Learner {
                     total,
                 )
             }
-            Algo::Sac => {
+            (Algo::Sac, _) => {
                 let cfg = sac_config(&info.config, total_steps)?;
                 let total = cfg.total_steps;
                 (
@@ -114,6 +142,8 @@ impl Learner {
         Ok(match self {
             Self::Ppo(l) => Self::Ppo(Box::new(l.resume(progress, checkpoint)?)),
             Self::Sac(l) => Self::Sac(Box::new(l.resume(progress, checkpoint)?)),
+            Self::GroupTokens(l) => Self::GroupTokens(Box::new(l.resume(progress, checkpoint)?)),
+            Self::GroupControl(l) => Self::GroupControl(Box::new(l.resume(progress, checkpoint)?)),
         })
     }
 
@@ -121,6 +151,8 @@ impl Learner {
         match self {
             Self::Ppo(l) => l.train(run),
             Self::Sac(l) => l.train(run),
+            Self::GroupTokens(l) => l.train(run),
+            Self::GroupControl(l) => l.train(run),
         }
     }
 }

@@ -11,10 +11,7 @@ const TUNED: &str = include_str!("../tuned.json");
 pub fn tuned(env: &str, algo: Algo) -> Result<Option<(String, Map<String, Value>)>> {
     let table: Value = serde_json::from_str(TUNED)
         .map_err(|e| LearnError::Config(format!("tuned.json does not parse: {e}")))?;
-    let key = match algo {
-        Algo::Ppo => "ppo",
-        Algo::Sac => "sac",
-    };
+    let key = algo.name();
     let Some(entry) = table.get(env).and_then(|e| e.get(key)) else {
         return Ok(None);
     };
@@ -44,7 +41,8 @@ mod tests {
         let mut checked = 0;
         for (env, algos) in envs.iter().filter(|(k, _)| !k.starts_with('_')) {
             let spec = proprio::registry().spec(env, &Value::Null).unwrap();
-            for (name, algo) in [("ppo", Algo::Ppo), ("sac", Algo::Sac)] {
+            for algo in [Algo::Ppo, Algo::Sac, Algo::Grpo] {
+                let name = algo.name();
                 if algos.get(name).is_none() {
                     continue;
                 }

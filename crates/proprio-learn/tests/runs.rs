@@ -41,6 +41,10 @@ fn rows(run: &Path) -> Vec<Map<String, Value>> {
         .collect()
 }
 
+fn tiny_grpo() -> Value {
+    json!({"group_size": 4, "groups": 4, "total_steps": 160, "eval_every": 80, "eval_episodes": 4, "d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "hidden": [16]})
+}
+
 fn tiny_ppo() -> Value {
     json!({"num_steps": 32, "total_steps": 1024, "eval_every": 512, "eval_episodes": 2, "hidden": [16, 16], "anneal_lr": false})
 }
@@ -59,6 +63,14 @@ fn same_seed_gives_an_identical_metrics_file() {
             Algo::Sac,
             "classic/pendulum-v1",
             json!({"total_steps": 300, "learning_starts": 100, "batch_size": 32, "hidden": [16, 16], "eval_episodes": 2}),
+        ),
+        (Algo::Grpo, "language/arithmetic-v0", tiny_grpo()),
+        (Algo::Grpo, "language/jigsaw-v0", tiny_grpo()),
+        (Algo::Ppo, "language/arithmetic-v0", tiny_grpo()),
+        (
+            Algo::Grpo,
+            "classic/cartpole-v1",
+            json!({"group_size": 2, "groups": 2, "total_steps": 300, "eval_every": 150, "eval_episodes": 2, "hidden": [16]}),
         ),
     ] {
         let a = train(request(
@@ -110,6 +122,62 @@ fn resume_continues_where_an_uninterrupted_run_would_be() {
         rows(&whole),
         "weights, optimizer, envs and generator must all carry over"
     );
+}
+
+#[test]
+fn a_group_run_resumes_where_an_uninterrupted_run_would_be() {
+    let dir = scratch("resume-grpo");
+    let mut config = tiny_grpo();
+    config["kl_coef"] = json!(0.05);
+    let whole = train(request(
+        Algo::Grpo,
+        "language/arithmetic-v0",
+        config.clone(),
+        dir.join("whole"),
+    ))
+    .unwrap();
+    config["total_steps"] = json!(80);
+    let part = train(request(
+        Algo::Grpo,
+        "language/arithmetic-v0",
+        config,
+        dir.join("part"),
+    ))
+    .unwrap();
+    resume(part.clone(), Some(160)).unwrap();
+    assert_eq!(
+        rows(&part),
+        rows(&whole),
+        "policy, reference, optimizer, envs and generator carry over"
+    );
+    assert!(rows(&whole).iter().any(|r| r.contains_key("kl_ref")));
+}
+
+#[test]
+fn a_group_checkpoint_answers_like_the_policy_that_was_evaluated() {
+    let dir = scratch("policy-grpo");
+    let run = train(request(
+        Algo::Grpo,
+        "language/jigsaw-v0",
+        tiny_grpo(),
+        dir.join("grpo"),
+    ))
+    .unwrap();
+    let last = rows(&run)
+        .into_iter()
+        .rev()
+        .find(|r| r.contains_key("eval_return"))
+        .unwrap();
+    let mut policy = Policy::load(&run).unwrap();
+    let evaluation = policy.evaluate(4, 7 + 1_000_003, true).unwrap();
+    assert!((evaluation.mean_return() - last["eval_return"].as_f64().unwrap()).abs() < 1e-9);
+    assert_eq!(evaluation.success_rate, last["eval_success"].as_f64());
+    // A grey picture with two pieces placed: the next slot is one token of 0..5.
+    let mut obs = vec![128.0; 16 * 16 * 3];
+    obs.extend([1.0, 2.0, 0.0, 0.0]);
+    let answer = policy.act(&obs, true).unwrap();
+    assert_eq!(answer.len(), 1);
+    assert!((0.0..5.0).contains(&answer[0]) && answer[0].fract() == 0.0);
 }
 
 #[test]

@@ -1,0 +1,165 @@
+//! `language/arithmetic-v0`: k-digit addition or multiplication, answered
+//! digit by digit — one digit per step, each paid for when it is right.
+
+use crate::puzzle::{Puzzle, Verdict};
+use crate::vocab::{SYMBOLS, as_digit, digit, write_number};
+use proprio_core::rand::RngExt;
+use proprio_core::{EnvEntry, EnvRng, Space};
+use serde::{Deserialize, Serialize};
+
+/// Token `+`.
+pub const PLUS: u32 = SYMBOLS;
+/// Token `×`.
+pub const TIMES: u32 = SYMBOLS + 1;
+/// Token `=`.
+pub const EQUALS: u32 = SYMBOLS + 2;
+/// Vocabulary size: padding, ten digits, `+`, `×`, `=`.
+pub const VOCAB: u32 = SYMBOLS + 3;
+
+/// Registry entry.
+pub const ENTRY: EnvEntry = EnvEntry {
+    id: "language/arithmetic-v0",
+    description: "Add or multiply two k-digit numbers; answer with the result's digits.",
+    reward_range: crate::REWARD_RANGE,
+    max_episode_steps: None,
+    physics_steps_per_step: 1,
+    reward: "1/answer_len for every right digit, +1 with the last digit when all are right; -1 for a token that is not a digit (which ends the episode)",
+    termination: "terminated after answer_len digits (k+1 for a sum, 2k for a product) or a malformed token",
+    action_handling: "tokens: one token per step, the next digit of the result, most significant first, zero-padded",
+};
+
+/// Which operation the instances ask for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// `a + b`.
+    #[default]
+    Add,
+    /// `a × b`.
+    Mul,
+}
+
+/// `language/arithmetic-v0` config: the difficulty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ArithmeticConfig {
+    /// Digits of each operand (1–9); operands are uniform in `0 .. 10^digits`.
+    pub digits: u32,
+    /// The operation.
+    pub operation: Operation,
+}
+
+impl Default for ArithmeticConfig {
+    fn default() -> Self {
+        Self {
+            digits: 2,
+            operation: Operation::Add,
+        }
+    }
+}
+
+/// One problem: `a op b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// Left operand.
+    pub a: u64,
+    /// Right operand.
+    pub b: u64,
+}
+
+/// The arithmetic puzzle.
+pub struct Arithmetic {
+    config: ArithmeticConfig,
+    bound: u64,
+}
+
+impl Arithmetic {
+    /// Digits of the answer: k + 1 for a sum, 2k for a product.
+    pub fn answer_len(&self) -> usize {
+        let k = self.config.digits as usize;
+        match self.config.operation {
+            Operation::Add => k + 1,
+            Operation::Mul => 2 * k,
+        }
+    }
+
+    /// The true result.
+    pub fn solve(&self, p: &Problem) -> u64 {
+        match self.config.operation {
+            Operation::Add => p.a + p.b,
+            Operation::Mul => p.a * p.b,
+        }
+    }
+}
+
+impl Puzzle for Arithmetic {
+    type Config = ArithmeticConfig;
+    type Instance = Problem;
+
+    fn new(config: &ArithmeticConfig) -> Result<Self, String> {
+        if !(1..=9).contains(&config.digits) {
+            return Err(format!("digits must be 1 to 9, got {}", config.digits));
+        }
+        Ok(Self {
+            bound: 10u64.pow(config.digits),
+            config: config.clone(),
+        })
+    }
+
+    /// `a`'s digits, the operator, `b`'s digits, `=`: 2k + 2 tokens.
+    fn prompt_space(&self) -> Space {
+        Space::Tokens {
+            vocab: VOCAB,
+            max_len: 2 * self.config.digits as usize + 2,
+        }
+    }
+
+    fn answer_space(&self) -> (u32, usize) {
+        (VOCAB, self.answer_len())
+    }
+
+    fn generate(&self, rng: &mut EnvRng) -> Problem {
+        Problem {
+            a: rng.random_range(0..self.bound),
+            b: rng.random_range(0..self.bound),
+        }
+    }
+
+    fn prompt(&self, p: &Problem, obs: &mut [f32]) {
+        let k = self.config.digits as usize;
+        write_number(p.a, &mut obs[..k]);
+        obs[k] = match self.config.operation {
+            Operation::Add => PLUS,
+            Operation::Mul => TIMES,
+        } as f32;
+        write_number(p.b, &mut obs[k + 1..2 * k + 1]);
+        obs[2 * k + 1] = EQUALS as f32;
+    }
+
+    fn verify(&self, p: &Problem, answer: &[u32]) -> Verdict {
+        if let Some(k) = answer.iter().position(|&t| as_digit(t).is_none()) {
+            return Verdict::Malformed(format!("token {k} ({}) is not a digit", answer[k]));
+        }
+        let len = self.answer_len();
+        let truth = self.solve(p);
+        let right = answer
+            .iter()
+            .enumerate()
+            .filter(|&(k, &t)| t == digit(truth / 10u64.pow((len - 1 - k) as u32)))
+            .count();
+        Verdict::Scored {
+            credit: right as f64 / len as f64,
+            exact: right == len,
+        }
+    }
+
+    fn check(&self, p: &Problem) -> Result<(), String> {
+        if p.a >= self.bound || p.b >= self.bound {
+            return Err(format!(
+                "operands {} and {} exceed {} digits",
+                p.a, p.b, self.config.digits
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,196 @@
+//! `language/guess-number-v0`: multi-turn — guess a secret number, hear "higher", "lower" or "correct".
+
+use crate::vocab::{PAD, SYMBOLS, read_number};
+use proprio_core::rand::RngExt;
+use proprio_core::{EnvEntry, EnvRng, Error, Info, Outcome, ResetOptions, Result, Space, Task};
+use serde::{Deserialize, Serialize};
+
+/// Feedback: the secret is higher than the guess.
+pub const HIGHER: u32 = SYMBOLS;
+/// Feedback: the secret is lower than the guess.
+pub const LOWER: u32 = SYMBOLS + 1;
+/// Feedback: the guess is the secret.
+pub const CORRECT: u32 = SYMBOLS + 2;
+/// Feedback: the guess was not a number in range.
+pub const INVALID: u32 = SYMBOLS + 3;
+/// Vocabulary size: padding, ten digits, four feedback tokens.
+pub const VOCAB: u32 = SYMBOLS + 4;
+
+/// Registry entry.
+pub const ENTRY: EnvEntry = EnvEntry {
+    id: "language/guess-number-v0",
+    description: "Find a secret number in 0..=max by guessing; each turn the env answers higher, lower or correct.",
+    reward_range: (-1.0, 1.0),
+    max_episode_steps: None,
+    physics_steps_per_step: 1,
+    reward: "-turn_cost per guess, +1 for the correct guess; a malformed guess also costs format_penalty",
+    termination: "terminated on the correct guess or after max_turns guesses",
+    action_handling: "tokens: the guess as exactly `digits` digit tokens, zero-padded; anything else is a malformed guess (feedback INVALID)",
+};
+
+/// `language/guess-number-v0` config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GuessConfig {
+    /// Largest secret (1–999 999); the secret is uniform in `0 ..= max`.
+    pub max: u64,
+    /// Guesses allowed; the episode ends without success after this many.
+    pub max_turns: usize,
+    /// Reward paid for every guess (the cost of trying again).
+    pub turn_cost: f64,
+    /// Extra cost of a malformed guess.
+    pub format_penalty: f64,
+}
+
+impl Default for GuessConfig {
+    fn default() -> Self {
+        Self {
+            max: 99,
+            max_turns: 10,
+            turn_cost: 0.1,
+            format_penalty: 0.5,
+        }
+    }
+}
+
+/// The game's state: the secret and the transcript so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Game {
+    /// The number to find.
+    pub secret: u64,
+    /// Guesses made.
+    pub turns: usize,
+    /// Every guess's digits followed by its feedback token, padded with 0.
+    pub transcript: Vec<u32>,
+}
+
+/// The guessing game.
+pub struct GuessNumber {
+    config: GuessConfig,
+    digits: usize,
+    game: Game,
+    guess: Vec<u32>,
+}
+
+impl GuessNumber {
+    fn turn_len(&self) -> usize {
+        self.digits + 1
+    }
+}
+
+impl Task for GuessNumber {
+    type Config = GuessConfig;
+    type State = Game;
+
+    fn new(config: &GuessConfig) -> std::result::Result<Self, String> {
+        let c = config;
+        if !(1..=999_999).contains(&c.max) || !(1..=64).contains(&c.max_turns) {
+            return Err(format!(
+                "max must be 1 to 999999 and max_turns 1 to 64, got {} and {}",
+                c.max, c.max_turns
+            ));
+        }
+        if !(c.turn_cost.is_finite() && c.format_penalty.is_finite())
+            || c.turn_cost < 0.0
+            || c.format_penalty < 0.0
+        {
+            return Err("turn_cost and format_penalty must be finite and non-negative".into());
+        }
+        let digits = c.max.to_string().len();
+        Ok(Self {
+            game: Game {
+                secret: 0,
+                turns: 0,
+                transcript: vec![PAD; c.max_turns * (digits + 1)],
+            },
+            guess: Vec::with_capacity(digits),
+            config: config.clone(),
+            digits,
+        })
+    }
+
+    /// The transcript: `max_turns` × (guess digits, feedback).
+    fn observation_space(&self) -> Space {
+        Space::Tokens {
+            vocab: VOCAB,
+            max_len: self.config.max_turns * self.turn_len(),
+        }
+    }
+
+    fn action_space(&self) -> Space {
+        Space::Tokens {
+            vocab: VOCAB,
+            max_len: self.digits,
+        }
+    }
+
+    fn reset(&mut self, rng: &mut EnvRng, options: ResetOptions, _info: &mut Info) -> Result<()> {
+        proprio_core::family::no_reset_options("language", "", options)?;
+        self.game.secret = rng.random_range(0..=self.config.max);
+        self.game.turns = 0;
+        self.game.transcript.fill(PAD);
+        Ok(())
+    }
+
+    fn observe(&self, obs: &mut [f32]) {
+        for (o, &t) in obs.iter_mut().zip(&self.game.transcript) {
+            *o = t as f32;
+        }
+    }
+
+    fn step(&mut self, action: &[f32], _rng: &mut EnvRng, info: &mut Info) -> Outcome {
+        self.guess.clear();
+        self.guess.extend(action.iter().map(|&t| t as u32));
+        let guess = read_number(&self.guess).filter(|&g| g <= self.config.max);
+        let secret = self.game.secret;
+        let feedback = match guess {
+            None => INVALID,
+            Some(g) if g < secret => HIGHER,
+            Some(g) if g > secret => LOWER,
+            Some(_) => CORRECT,
+        };
+        let len = self.turn_len();
+        let at = self.game.turns * len;
+        let row = &mut self.game.transcript[at..at + len];
+        row[..self.digits].copy_from_slice(&self.guess);
+        row[self.digits] = feedback;
+        self.game.turns += 1;
+        let mut reward = -self.config.turn_cost;
+        if feedback == INVALID {
+            reward -= self.config.format_penalty;
+        }
+        if feedback == CORRECT {
+            reward += 1.0;
+        }
+        info.set("success", f64::from(u8::from(feedback == CORRECT)));
+        info.set("format_error", f64::from(u8::from(feedback == INVALID)));
+        info.set("turns", self.game.turns as f64);
+        Outcome {
+            reward,
+            terminated: feedback == CORRECT || self.game.turns >= self.config.max_turns,
+        }
+    }
+
+    fn state(&self) -> Game {
+        self.game.clone()
+    }
+
+    fn set_state(&mut self, game: Game) -> Result<()> {
+        if game.secret > self.config.max
+            || game.turns > self.config.max_turns
+            || game.transcript.len() != self.game.transcript.len()
+            || game.transcript.iter().any(|&t| t >= VOCAB)
+        {
+            return Err(Error::State(format!(
+                "not a game of this config (secret {} of at most {}, {} turns of at most {}, transcript of {} tokens)",
+                game.secret,
+                self.config.max,
+                game.turns,
+                self.config.max_turns,
+                game.transcript.len()
+            )));
+        }
+        self.game = game;
+        Ok(())
+    }
+}

@@ -1,0 +1,168 @@
+//! `language/jigsaw-v0`: a picture cut into an R × C grid and shuffled; answer where each piece goes.
+
+use crate::puzzle::{Puzzle, Verdict};
+use crate::scene::Scene;
+use proprio_core::rand::RngExt;
+use proprio_core::{EnvEntry, EnvRng, Space};
+use serde::{Deserialize, Serialize};
+
+/// Registry entry.
+pub const ENTRY: EnvEntry = EnvEntry {
+    id: "language/jigsaw-v0",
+    description: "Put a shuffled R x C jigsaw back together: for each piece shown, name the slot it belongs in.",
+    reward_range: crate::REWARD_RANGE,
+    max_episode_steps: None,
+    physics_steps_per_step: 1,
+    reward: "1/(R*C) for every piece sent to its own slot, +1 with the last token when all are; -1 for a token that names no slot (padding), which ends the episode",
+    termination: "terminated after R*C tokens, or a malformed one",
+    action_handling: "tokens: one per step; the j-th is 1 + the row-major slot of the piece shown at position j",
+};
+
+/// `language/jigsaw-v0` config: grid size (the difficulty) and picture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JigsawConfig {
+    /// Rows of pieces (2–4).
+    pub rows: usize,
+    /// Columns of pieces (2–4).
+    pub cols: usize,
+    /// Side of a square piece in pixels (4–32).
+    pub piece_px: usize,
+    /// Random shapes drawn over the scene's gradients (0–8).
+    pub shapes: usize,
+}
+
+impl Default for JigsawConfig {
+    fn default() -> Self {
+        Self {
+            rows: 2,
+            cols: 2,
+            piece_px: 8,
+            shapes: 2,
+        }
+    }
+}
+
+/// One puzzle: the picture and where its pieces are shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shuffled {
+    /// The picture.
+    pub scene: Scene,
+    /// `slots[j]`: the row-major slot of the piece shown at position `j` (a permutation).
+    pub slots: Vec<usize>,
+}
+
+/// The jigsaw puzzle.
+pub struct Jigsaw {
+    config: JigsawConfig,
+}
+
+impl Jigsaw {
+    fn pieces(&self) -> usize {
+        self.config.rows * self.config.cols
+    }
+
+    fn size(&self) -> (usize, usize) {
+        let px = self.config.piece_px;
+        (self.config.rows * px, self.config.cols * px)
+    }
+}
+
+impl Puzzle for Jigsaw {
+    type Config = JigsawConfig;
+    type Instance = Shuffled;
+
+    fn new(config: &JigsawConfig) -> Result<Self, String> {
+        let c = config;
+        if !(2..=4).contains(&c.rows) || !(2..=4).contains(&c.cols) {
+            return Err(format!(
+                "rows and cols must be 2 to 4, got {} x {}",
+                c.rows, c.cols
+            ));
+        }
+        if !(4..=32).contains(&c.piece_px) || c.shapes > 8 {
+            return Err(format!(
+                "piece_px must be 4 to 32 and shapes at most 8, got {} and {}",
+                c.piece_px, c.shapes
+            ));
+        }
+        Ok(Self {
+            config: config.clone(),
+        })
+    }
+
+    /// The shuffled picture, `(rows·piece_px) × (cols·piece_px) × 3`.
+    fn prompt_space(&self) -> Space {
+        let (height, width) = self.size();
+        Space::Image {
+            height,
+            width,
+            channels: 3,
+        }
+    }
+
+    fn answer_space(&self) -> (u32, usize) {
+        (1 + self.pieces() as u32, self.pieces())
+    }
+
+    fn generate(&self, rng: &mut EnvRng) -> Shuffled {
+        let (h, w) = self.size();
+        let scene = Scene::draw(rng, h, w, self.config.piece_px, self.config.shapes);
+        let mut slots: Vec<usize> = (0..self.pieces()).collect();
+        for i in (1..slots.len()).rev() {
+            slots.swap(i, rng.random_range(0..=i));
+        }
+        Shuffled { scene, slots }
+    }
+
+    fn prompt(&self, p: &Shuffled, obs: &mut [f32]) {
+        let (h, w) = self.size();
+        let (cols, px) = (self.config.cols, self.config.piece_px);
+        for (shown, &slot) in p.slots.iter().enumerate() {
+            let (sy, sx) = (shown / cols * px, shown % cols * px);
+            let (oy, ox) = (slot / cols * px, slot % cols * px);
+            for dy in 0..px {
+                for dx in 0..px {
+                    let rgb = p.scene.pixel(oy + dy, ox + dx, h, w);
+                    let at = ((sy + dy) * w + sx + dx) * 3;
+                    for (o, v) in obs[at..at + 3].iter_mut().zip(rgb) {
+                        *o = f32::from(v);
+                    }
+                }
+            }
+        }
+    }
+
+    fn verify(&self, p: &Shuffled, answer: &[u32]) -> Verdict {
+        let n = self.pieces();
+        if let Some(k) = answer.iter().position(|&t| t == 0 || t as usize > n) {
+            return Verdict::Malformed(format!("token {k} ({}) names no slot", answer[k]));
+        }
+        let right = answer
+            .iter()
+            .zip(&p.slots)
+            .filter(|&(&t, &slot)| t as usize == slot + 1)
+            .count();
+        Verdict::Scored {
+            credit: right as f64 / n as f64,
+            exact: right == n,
+        }
+    }
+
+    fn check(&self, p: &Shuffled) -> Result<(), String> {
+        let n = self.pieces();
+        let mut seen = vec![false; n];
+        for &slot in &p.slots {
+            if slot >= n || std::mem::replace(&mut seen[slot], true) {
+                return Err(format!(
+                    "slots {:?} are not a permutation of 0..{n}",
+                    p.slots
+                ));
+            }
+        }
+        if p.slots.len() != n {
+            return Err(format!("{} slots for {n} pieces", p.slots.len()));
+        }
+        Ok(())
+    }
+}

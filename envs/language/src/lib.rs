@@ -1,0 +1,46 @@
+//! # proprio-language
+//!
+//! Language and vision tasks with verifiable rewards, on the same [`Env`]
+//! trait as the physics envs, so one trainer serves both:
+//!
+//! - `language/jigsaw-v0`: a shuffled picture (image observation); the answer
+//!   is the permutation, one token per piece.
+//! - `language/arithmetic-v0`: `a + b` or `a × b` written as tokens; the
+//!   answer is the result's digits, one per step, each rewarded.
+//! - `language/guess-number-v0`: a multi-turn game with higher/lower feedback.
+//!
+//! Instances are drawn from the env's seeded stream and difficulty is a
+//! config key. Answers are [`Space::Tokens`] actions, one token per step, and
+//! the observation shows the question and the answer so far; every token is
+//! paid the credit it adds, so a verifier that judges positions gives dense
+//! rewards. A malformed answer earns a defined format penalty, never an
+//! error or a panic. A new single-answer task is a [`Puzzle`]: its generator
+//! and verifier.
+//!
+//! [`Env`]: proprio_core::Env
+//! [`Space::Tokens`]: proprio_core::Space::Tokens
+
+pub mod arithmetic;
+pub mod guess;
+pub mod jigsaw;
+mod puzzle;
+pub mod scene;
+pub mod vocab;
+
+pub use arithmetic::{Arithmetic, ArithmeticConfig, Operation};
+pub use guess::{GuessConfig, GuessNumber};
+pub use jigsaw::{Jigsaw, JigsawConfig};
+pub use puzzle::{EXACT_BONUS, FORMAT_PENALTY, Puzzle, SingleTurn, Turn, Verdict};
+
+/// Smallest and largest reward of one answer token: the penalty, or a token's
+/// whole credit (1 for a one-token answer) plus the exact bonus.
+pub const REWARD_RANGE: (f64, f64) = (-FORMAT_PENALTY, 1.0 + EXACT_BONUS);
+
+use proprio_core::Registry;
+
+/// Registers `language/jigsaw-v0`, `language/arithmetic-v0` and `language/guess-number-v0`.
+pub fn register(registry: &mut Registry) {
+    registry.register_task::<SingleTurn<Jigsaw>>(jigsaw::ENTRY);
+    registry.register_task::<SingleTurn<Arithmetic>>(arithmetic::ENTRY);
+    registry.register_task::<GuessNumber>(guess::ENTRY);
+}
