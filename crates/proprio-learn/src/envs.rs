@@ -164,6 +164,14 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
+    /// Adds `eval_return` (and `eval_success`, for envs that report success) to a metrics row.
+    pub fn record(&self, row: &mut proprio::serde_json::Map<String, Value>) {
+        row.insert("eval_return".into(), Value::from(self.mean_return()));
+        if let Some(rate) = self.success_rate {
+            row.insert("eval_success".into(), Value::from(rate));
+        }
+    }
+
     /// Mean episode return.
     pub fn mean_return(&self) -> f64 {
         self.returns.iter().sum::<f64>() / self.returns.len().max(1) as f64

@@ -100,15 +100,7 @@ impl ActionHead {
                     let index = if deterministic {
                         argmax(logits)
                     } else {
-                        let u: f32 = rng.random();
-                        let mut cumulative = 0.0;
-                        logits
-                            .iter()
-                            .position(|l| {
-                                cumulative += (l - log_z).exp();
-                                u < cumulative
-                            })
-                            .unwrap_or(n - 1)
+                        sample_index(logits, log_z, rng)
                     };
                     logp += logits[index] - log_z;
                     stored[k] = index as f32;
@@ -159,7 +151,8 @@ impl ActionHead {
     }
 }
 
-fn argmax(values: &[f32]) -> usize {
+/// Index of the largest value (the first of equals).
+pub(crate) fn argmax(values: &[f32]) -> usize {
     let mut best = 0;
     for (i, v) in values.iter().enumerate() {
         if *v > values[best] {
@@ -167,6 +160,19 @@ fn argmax(values: &[f32]) -> usize {
         }
     }
     best
+}
+
+/// Draws an index with probability `exp(logits[i] − log_z)` (inverse CDF; the last index on rounding).
+pub(crate) fn sample_index(logits: &[f32], log_z: f32, rng: &mut EnvRng) -> usize {
+    let u: f32 = rng.random();
+    let mut cumulative = 0.0;
+    logits
+        .iter()
+        .position(|l| {
+            cumulative += (l - log_z).exp();
+            u < cumulative
+        })
+        .unwrap_or(logits.len() - 1)
 }
 
 /// One standard normal draw (Box–Muller).

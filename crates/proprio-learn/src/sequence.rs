@@ -7,7 +7,7 @@
 //! it. A value head on the same positions gives token-level values for PPO.
 
 use crate::error::{LearnError, Result};
-use crate::head::standard_normal;
+use crate::head::{argmax, sample_index, standard_normal};
 use crate::layout::Layout;
 use burn::module::{ModuleMapper, Param};
 use burn::nn::transformer::{
@@ -226,7 +226,7 @@ impl SequencePolicy {
                 let token = if greedy {
                     argmax(row)
                 } else {
-                    sample_categorical(row, rng)
+                    sample_index(row, 0.0, rng)
                 };
                 answers[i * a + t] = token as i64;
                 logps[i * a + t] = row[token];
@@ -234,29 +234,6 @@ impl SequencePolicy {
         }
         Ok((answers, logps))
     }
-}
-
-fn argmax(values: &[f32]) -> usize {
-    let mut best = 0;
-    for (i, v) in values.iter().enumerate() {
-        if *v > values[best] {
-            best = i;
-        }
-    }
-    best
-}
-
-/// Draws an index from log-probabilities `log_pi` with the learner's generator.
-fn sample_categorical(log_pi: &[f32], rng: &mut EnvRng) -> usize {
-    let u: f32 = proprio::rand::RngExt::random(rng);
-    let mut cumulative = 0.0;
-    log_pi
-        .iter()
-        .position(|l| {
-            cumulative += l.exp();
-            u < cumulative
-        })
-        .unwrap_or_else(|| argmax(log_pi))
 }
 
 /// GPT-2's initialisation drawn on the host: weights N(0, 0.02²), biases 0,

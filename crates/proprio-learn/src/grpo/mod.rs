@@ -192,51 +192,67 @@ impl<A: Actor> Grpo<A> {
         )
     }
 
+    /// One iteration — collect groups, build the batch, update — and its metrics row.
+    pub fn iterate(&mut self) -> Result<Map<String, Value>> {
+        let lr = if self.cfg.anneal_lr {
+            let done = self.global_step as f64 / self.cfg.total_steps.max(1) as f64;
+            (1.0 - done).max(0.0) * self.cfg.learning_rate
+        } else {
+            self.cfg.learning_rate
+        };
+        let groups = self.collect()?;
+        self.global_step += groups.rows() as u64;
+        let valid = self.actor.valid();
+        let batch = prepare(
+            &groups,
+            &self.cfg,
+            &valid,
+            self.reference.as_ref(),
+            self.loss_constant,
+            self.obs_dim,
+        )?;
+        let stats = if batch.rows > 0 {
+            let (actor, stats) = update::update(
+                self.actor.clone(),
+                &mut self.optim,
+                &self.cfg,
+                &batch,
+                self.obs_dim,
+                lr,
+                &mut self.rng,
+                &self.device,
+            )?;
+            self.actor = actor;
+            Some(stats)
+        } else {
+            None
+        };
+        self.iteration += 1;
+        Ok(self.row(&groups, &batch, stats.as_ref(), lr))
+    }
+
+    /// Trains for `steps` more env steps without writing a run (for library
+    /// users); returns every iteration's metrics row.
+    pub fn fit(&mut self, steps: u64) -> Result<Vec<Map<String, Value>>> {
+        let end = self.global_step + steps;
+        let mut rows = Vec::new();
+        while self.global_step < end {
+            rows.push(self.iterate()?);
+        }
+        Ok(rows)
+    }
+
     /// Trains until `cfg.total_steps`, logging every iteration and checkpointing after every evaluation.
     pub fn train(&mut self, run: &mut Run) -> Result<()> {
         let mut next_eval = next_multiple(self.global_step, self.cfg.eval_every);
         while self.global_step < self.cfg.total_steps {
-            let lr = if self.cfg.anneal_lr {
-                (1.0 - self.global_step as f64 / self.cfg.total_steps as f64)
-                    * self.cfg.learning_rate
-            } else {
-                self.cfg.learning_rate
-            };
-            let groups = self.collect()?;
-            self.global_step += groups.rows() as u64;
-            let valid = self.actor.valid();
-            let batch = prepare(
-                &groups,
-                &self.cfg,
-                &valid,
-                self.reference.as_ref(),
-                self.loss_constant,
-                self.obs_dim,
-            )?;
-            let stats = if batch.rows > 0 {
-                let (actor, stats) = update::update(
-                    self.actor.clone(),
-                    &mut self.optim,
-                    &self.cfg,
-                    &batch,
-                    self.obs_dim,
-                    lr,
-                    &mut self.rng,
-                    &self.device,
-                )?;
-                self.actor = actor;
-                Some(stats)
-            } else {
-                None
-            };
-            self.iteration += 1;
-            let mut row = self.row(run, &groups, &batch, stats.as_ref(), lr);
+            let mut row = self.iterate()?;
+            let elapsed = run.elapsed();
+            row.insert("time_s".into(), json!(elapsed));
+            let sps = self.global_step as f64 / elapsed.max(1e-9);
+            row.insert("sps".into(), json!(sps));
             if self.global_step >= self.cfg.total_steps || self.global_step >= next_eval {
-                let evaluation = self.evaluate(self.cfg.eval_episodes)?;
-                row.insert("eval_return".into(), json!(evaluation.mean_return()));
-                if let Some(rate) = evaluation.success_rate {
-                    row.insert("eval_success".into(), json!(rate));
-                }
+                self.evaluate(self.cfg.eval_episodes)?.record(&mut row);
                 next_eval = next_multiple(self.global_step, self.cfg.eval_every);
                 self.save(run)?;
             }
@@ -247,23 +263,16 @@ impl<A: Actor> Grpo<A> {
 
     fn row(
         &self,
-        run: &Run,
         groups: &Groups,
         batch: &Prepared,
         stats: Option<&UpdateStats>,
         lr: f64,
     ) -> Map<String, Value> {
-        let elapsed = run.elapsed();
         let rollouts = &groups.rollouts;
         let n = rollouts.len().max(1) as f64;
         let mut row = Map::new();
         row.insert("global_step".into(), json!(self.global_step));
         row.insert("iteration".into(), json!(self.iteration));
-        row.insert("time_s".into(), json!(elapsed));
-        row.insert(
-            "sps".into(),
-            json!(self.global_step as f64 / elapsed.max(1e-9)),
-        );
         row.insert(
             "episode_return".into(),
             json!(rollouts.iter().map(|r| r.outcome()).sum::<f64>() / n),

@@ -138,11 +138,7 @@ impl Ppo {
             let mut row = self.row(run, &rollout, &stats, lr, explained);
             let last = self.iteration == iterations;
             if last || self.global_step >= next_eval {
-                let evaluation = self.evaluate(self.cfg.eval_episodes)?;
-                row.insert("eval_return".into(), json!(evaluation.mean_return()));
-                if let Some(rate) = evaluation.success_rate {
-                    row.insert("eval_success".into(), json!(rate));
-                }
+                self.evaluate(self.cfg.eval_episodes)?.record(&mut row);
                 next_eval = next_multiple(self.global_step, self.cfg.eval_every);
                 self.save(run)?;
             }

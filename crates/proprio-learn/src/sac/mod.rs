@@ -167,11 +167,7 @@ impl Sac {
             if done || self.global_step >= log_at {
                 let mut row = self.row(run);
                 if done || self.global_step >= eval_at {
-                    let evaluation = self.evaluate(self.cfg.eval_episodes)?;
-                    row.insert("eval_return".into(), json!(evaluation.mean_return()));
-                    if let Some(rate) = evaluation.success_rate {
-                        row.insert("eval_success".into(), json!(rate));
-                    }
+                    self.evaluate(self.cfg.eval_episodes)?.record(&mut row);
                     eval_at = next_multiple(self.global_step, self.cfg.eval_every);
                     self.save(run)?;
                 }
