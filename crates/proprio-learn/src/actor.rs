@@ -83,7 +83,7 @@ impl Actor for SequencePolicy {
 
     fn score(&self, obs: &[f32], stored: &[f32], n: usize, temperature: f32) -> Scores {
         let answers: Vec<i64> = stored.iter().map(|&t| t as i64).collect();
-        let (logp, entropy, value) = SequencePolicy::score(self, obs, &answers, n, temperature);
+        let (logp, entropy, value) = self.score_answers(obs, &answers, n, temperature);
         Scores {
             logp,
             entropy,

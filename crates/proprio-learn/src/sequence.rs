@@ -169,7 +169,7 @@ impl SequencePolicy {
 
     /// Log-probabilities `[n, A]`, entropies `[n, A]` and values `[n, A]` of the answers
     /// `answers` (`[n × A]` token ids) under sampling temperature `temperature`.
-    pub fn score(
+    pub fn score_answers(
         &self,
         obs: &[f32],
         answers: &[i64],

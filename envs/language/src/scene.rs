@@ -2,10 +2,11 @@
 //!
 //! A cut-up picture can only be put back together if its pieces say where
 //! they belong. Like photographs (sky above ground, light from one side),
-//! every scene has a blue sky fading into dark ground from top to bottom and
-//! red light growing from left to right, with random colours, plus a few
-//! random opaque discs and boxes that hide part of the gradients. No shape
-//! is large enough to cover a whole piece.
+//! every scene has a blue sky fading into dark ground from top to bottom
+//! (the blue channel) and red light rising from left to right (the red
+//! channel), with random levels and a random green, plus a few random opaque
+//! discs and boxes that hide part of the gradients. No shape is large enough
+//! to cover a whole piece.
 
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;
@@ -31,7 +32,7 @@ pub struct Scene {
     pub sky: [u8; 3],
     /// Ground colour at the bottom (blue channel 0–60).
     pub ground: [u8; 3],
-    /// Red at the left edge (0–60) and its rise to the right edge (150–195).
+    /// Red at the left edge (0–40) and its rise to the right edge (180–215).
     pub light: [u8; 2],
     /// Shapes, drawn in order.
     pub shapes: Vec<Shape>,
@@ -49,7 +50,7 @@ impl Scene {
         let mut channel = |lo: u8, hi: u8| rng.random_range(lo..=hi);
         let sky = [channel(40, 140), channel(100, 200), channel(180, 255)];
         let ground = [channel(60, 160), channel(60, 160), channel(0, 60)];
-        let light = [channel(0, 60), channel(150, 195)];
+        let light = [channel(0, 40), channel(180, 215)];
         let shapes = (0..shapes)
             .map(|_| Shape {
                 disc: rng.random(),
@@ -88,7 +89,7 @@ impl Scene {
         let blend = |k: usize| f32::from(self.sky[k]) * (1.0 - t) + f32::from(self.ground[k]) * t;
         let red = f32::from(self.light[0]) + f32::from(self.light[1]) * s;
         [
-            (0.5 * red + 0.5 * blend(0)).clamp(0.0, 255.0) as u8,
+            red.clamp(0.0, 255.0) as u8,
             blend(1).clamp(0.0, 255.0) as u8,
             blend(2).clamp(0.0, 255.0) as u8,
         ]
