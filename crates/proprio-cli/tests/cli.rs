@@ -336,3 +336,54 @@ fn a_missing_gpu_adapter_is_one_line_naming_the_fix() {
     let out = proprio(&["bench", "--env", "classic/cartpole-v1", "--backend", "gpu"]);
     assert_one_line_error(&out, "runs on the cpu backend only");
 }
+
+#[test]
+fn group_learner_settings_it_cannot_use_are_one_line_errors() {
+    let dir = std::env::temp_dir().join(format!("proprio-cli-grpo-{}", std::process::id()));
+    let out = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    for (args, needle) in [
+        (
+            vec![
+                "--env",
+                "language/arithmetic-v0",
+                "--algo",
+                "grpo",
+                "--set",
+                "group_size=1",
+            ],
+            "group_size must be at least 2",
+        ),
+        (
+            vec!["--env", "language/jigsaw-v0", "--algo", "sac"],
+            "SAC needs a box action space",
+        ),
+        (
+            vec![
+                "--env",
+                "language/jigsaw-v0",
+                "--algo",
+                "grpo",
+                "--set",
+                "advantage=median",
+            ],
+            "unknown variant",
+        ),
+        (
+            vec![
+                "--env",
+                "language/jigsaw-v0",
+                "--algo",
+                "grpo",
+                "--set",
+                "patch=5",
+            ],
+            "cannot be cut into 5x5 patches",
+        ),
+    ] {
+        let mut full = vec!["train", "--out"];
+        let o = out(needle);
+        full.push(&o);
+        full.extend(args);
+        assert_one_line_error(&proprio(&full), needle);
+    }
+}

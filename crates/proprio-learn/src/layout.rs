@@ -107,7 +107,7 @@ impl Layout {
 
     /// Splits `n` flat observations into each row's token ids (every token
     /// segment without its trailing padding, segments in order) and patches
-    /// `[n × patches × patch_dim]` with pixels scaled to `[0, 1]`.
+    /// `[n × patches × patch_dim]` with pixels scaled to `[-1, 1]`.
     pub fn split(&self, obs: &[f32], n: usize) -> (Vec<Vec<i64>>, Vec<f32>) {
         let dim = obs.len() / n.max(1);
         let mut ids = Vec::with_capacity(n);
@@ -128,7 +128,7 @@ impl Layout {
                                 for y in py * p..(py + 1) * p {
                                     let start = offset + (y * w + px * p) * c;
                                     pixels.extend(
-                                        row[start..start + p * c].iter().map(|v| v / 255.0),
+                                        row[start..start + p * c].iter().map(|v| v / 127.5 - 1.0),
                                     );
                                 }
                             }

@@ -154,6 +154,25 @@ fn a_group_run_resumes_where_an_uninterrupted_run_would_be() {
 }
 
 #[test]
+fn a_group_run_does_not_depend_on_the_thread_count() {
+    let dir = scratch("threads-grpo");
+    let runs: Vec<_> = [1, 2]
+        .into_iter()
+        .map(|threads| {
+            let mut r = request(
+                Algo::Grpo,
+                "language/jigsaw-v0",
+                tiny_grpo(),
+                dir.join(format!("t{threads}")),
+            );
+            r.threads = Some(threads);
+            rows(&train(r).unwrap())
+        })
+        .collect();
+    assert_eq!(runs[0], runs[1]);
+}
+
+#[test]
 fn a_group_checkpoint_answers_like_the_policy_that_was_evaluated() {
     let dir = scratch("policy-grpo");
     let run = train(request(
