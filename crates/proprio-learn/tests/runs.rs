@@ -66,6 +66,7 @@ fn same_seed_gives_an_identical_metrics_file() {
         ),
         (Algo::Grpo, "language/arithmetic-v0", tiny_grpo()),
         (Algo::Grpo, "language/jigsaw-v0", tiny_grpo()),
+        (Algo::Grpo, "language/guess-number-v0", tiny_grpo()),
         (Algo::Ppo, "language/arithmetic-v0", tiny_grpo()),
         (
             Algo::Grpo,

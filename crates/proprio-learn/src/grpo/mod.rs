@@ -55,7 +55,6 @@ pub struct Grpo<A: Actor> {
     optim: ModuleOptimizer,
     envs: EnvFactory,
     venv: Box<dyn VecEnv>,
-    backend: proprio::Backend,
     seed: u64,
     rng: EnvRng,
     global_step: u64,
@@ -121,11 +120,11 @@ impl<A: Actor> Grpo<A> {
         build: impl FnOnce(&EnvSpec, &Device, &mut EnvRng) -> Result<A>,
     ) -> Result<Self> {
         cfg.validate().map_err(LearnError::Config)?;
-        let backend = proprio::Backend::Cpu;
+        // A factory over the registry puts the env source's backend in its place.
         let options = VecOptions {
             autoreset: AutoresetMode::NextStep,
             threads,
-            backend,
+            backend: proprio::Backend::Cpu,
         };
         let venv = envs(cfg.rollouts(), options)?;
         let spec = venv.spec().clone();
@@ -144,7 +143,6 @@ impl<A: Actor> Grpo<A> {
             reference,
             envs,
             venv,
-            backend,
             seed,
             rng,
             global_step: 0,
@@ -319,7 +317,7 @@ impl<A: Actor> Grpo<A> {
     /// `episodes` greedy episodes on fresh envs (their own seed stream).
     pub fn evaluate(&self, episodes: usize) -> Result<Evaluation> {
         let actor = self.actor.valid();
-        let venv = (self.envs)(episodes, evaluation_options(self.backend))?;
+        let venv = (self.envs)(episodes, evaluation_options(proprio::Backend::Cpu))?;
         let mut rng = self.rng.clone();
         let temperature = self.cfg.temperature;
         evaluate_on(
