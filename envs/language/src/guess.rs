@@ -36,9 +36,9 @@ pub struct GuessConfig {
     pub max: u64,
     /// Guesses allowed; the episode ends without success after this many.
     pub max_turns: usize,
-    /// Reward paid for every guess (the cost of trying again).
+    /// Reward paid for every guess (the cost of trying again), 0–0.5.
     pub turn_cost: f64,
-    /// Extra cost of a malformed guess.
+    /// Extra cost of a malformed guess, 0–0.5.
     pub format_penalty: f64,
 }
 
@@ -90,11 +90,12 @@ impl Task for GuessNumber {
                 c.max, c.max_turns
             ));
         }
-        if !(c.turn_cost.is_finite() && c.format_penalty.is_finite())
-            || c.turn_cost < 0.0
-            || c.format_penalty < 0.0
-        {
-            return Err("turn_cost and format_penalty must be finite and non-negative".into());
+        let cost = 0.0..=0.5;
+        if !cost.contains(&c.turn_cost) || !cost.contains(&c.format_penalty) {
+            return Err(format!(
+                "turn_cost and format_penalty must lie in [0, 0.5] (rewards stay in [-1, 1]), got {} and {}",
+                c.turn_cost, c.format_penalty
+            ));
         }
         let digits = c.max.to_string().len();
         Ok(Self {
