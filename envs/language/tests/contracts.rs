@@ -132,7 +132,12 @@ fn bad_configs_and_reset_options_are_clear_errors() {
         (
             "language/guess-number-v0",
             json!({"turn_cost": -1.0}),
-            "non-negative",
+            "must lie in [0, 0.5]",
+        ),
+        (
+            "language/guess-number-v0",
+            json!({"format_penalty": 0.8}),
+            "must lie in [0, 0.5]",
         ),
     ] {
         let err = r.make(id, &config).err().unwrap().to_string();
