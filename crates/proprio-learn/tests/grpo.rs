@@ -78,13 +78,34 @@ fn a_group_of_equal_rewards_has_no_advantage_and_one_rollout_is_refused() {
 #[test]
 fn per_step_advantages_are_normalised_step_rewards_summed_to_go() {
     // All step rewards of the group: [1, 0, 0], mean 1/3; with `none` no std division.
-    let adv = step_advantages(&[vec![1.0, 0.0], vec![0.0]], AdvantageMode::None, 1.0).unwrap();
+    let adv =
+        step_advantages(&[vec![1.0, 0.0], vec![0.0]], AdvantageMode::None, 1.0, true).unwrap();
     close(&adv[0], &[1.0 / 3.0, -1.0 / 3.0], 1e-12);
     close(&adv[1], &[-1.0 / 3.0], 1e-12);
     let discounted =
-        step_advantages(&[vec![1.0, 0.0], vec![0.0]], AdvantageMode::None, 0.5).unwrap();
+        step_advantages(&[vec![1.0, 0.0], vec![0.0]], AdvantageMode::None, 0.5, true).unwrap();
     close(&discounted[0], &[2.0 / 3.0 - 1.0 / 6.0, -1.0 / 3.0], 1e-12);
-    assert!(step_advantages(&[vec![1.0]], AdvantageMode::None, 1.0).is_err());
+    assert!(step_advantages(&[vec![1.0]], AdvantageMode::None, 1.0, true).is_err());
+    // Per position: step 0 against step 0 (mean 0.5), step 1 reached by one rollout only (0).
+    let adv = step_advantages(
+        &[vec![1.0, 0.0], vec![0.0]],
+        AdvantageMode::None,
+        1.0,
+        false,
+    )
+    .unwrap();
+    close(&adv[0], &[0.5, 0.0], 1e-12);
+    close(&adv[1], &[-0.5], 1e-12);
+    // An easy first token and a hard second one are not mixed: [1, 0] vs [1, 1].
+    let adv = step_advantages(
+        &[vec![1.0, 0.0], vec![1.0, 1.0]],
+        AdvantageMode::None,
+        0.0,
+        false,
+    )
+    .unwrap();
+    close(&adv[0], &[0.0, -0.5], 1e-12);
+    close(&adv[1], &[0.0, 0.5], 1e-12);
 }
 
 #[test]

@@ -49,35 +49,53 @@ pub fn group_advantages(rewards: &[f64], mode: AdvantageMode) -> Result<Vec<f64>
     })
 }
 
-/// Process supervision: each step reward normalised against all step rewards of
-/// the group, and a step's advantage the discounted sum of those from it on.
-/// `steps[i]` holds rollout i's step rewards; the result has the same shape.
+/// Process supervision: each step reward normalised within the group, and a
+/// step's advantage the discounted sum of those from it on. `pooled`: against
+/// all step rewards of the group (DeepSeekMath §4.1.3); otherwise against the
+/// same step of the other rollouts (the group baseline taken per position, so
+/// an answer's easy first token and hard last one are not compared with each
+/// other; a step only one rollout reached gets 0). `steps[i]` holds rollout
+/// i's step rewards; the result has the same shape.
 pub fn step_advantages(
     steps: &[Vec<f64>],
     mode: AdvantageMode,
     gamma: f64,
+    pooled: bool,
 ) -> Result<Vec<Vec<f64>>> {
     check_group(steps.len())?;
-    let all: Vec<f64> = steps.iter().flatten().copied().collect();
-    let m = mean(&all);
-    let s = match mode {
-        AdvantageMode::Std => sample_std(&all) + STD_EPS,
-        AdvantageMode::None => 1.0,
-        other => {
-            return Err(LearnError::Config(format!(
-                "per-step rewards take advantage std or none, not {other:?}"
-            )));
-        }
+    let scale = |x: &[f64]| match mode {
+        AdvantageMode::Std => Ok(sample_std(x) + STD_EPS),
+        AdvantageMode::None => Ok(1.0),
+        other => Err(LearnError::Config(format!(
+            "per-step rewards take advantage std or none, not {other:?}"
+        ))),
     };
+    let longest = steps.iter().map(Vec::len).max().unwrap_or(0);
+    let mut baselines = Vec::with_capacity(longest);
+    if pooled {
+        let all: Vec<f64> = steps.iter().flatten().copied().collect();
+        baselines.resize(longest, Some((mean(&all), scale(&all)?)));
+    } else {
+        for t in 0..longest {
+            let at: Vec<f64> = steps.iter().filter_map(|r| r.get(t).copied()).collect();
+            baselines.push(if at.len() < 2 {
+                None
+            } else {
+                Some((mean(&at), scale(&at)?))
+            });
+        }
+    }
     Ok(steps
         .iter()
         .map(|rollout| {
             let mut to_go = 0.0;
             let mut out: Vec<f64> = rollout
                 .iter()
+                .zip(&baselines)
                 .rev()
-                .map(|r| {
-                    to_go = (r - m) / s + gamma * to_go;
+                .map(|(r, baseline)| {
+                    let normalised = baseline.map_or(0.0, |(m, s)| (r - m) / s);
+                    to_go = normalised + gamma * to_go;
                     to_go
                 })
                 .collect();

@@ -114,9 +114,10 @@ fn advantages<A: Actor>(
                         .map(|(r, a)| Some((broadcast(&vec![a; r.steps]), Vec::new()))),
                 );
             }
-            RewardMode::PerStep => {
+            RewardMode::PerStep | RewardMode::PerPosition => {
                 let steps: Vec<Vec<f64>> = group.iter().map(|r| r.rewards.clone()).collect();
-                let adv = step_advantages(&steps, cfg.advantage, f64::from(cfg.gamma))?;
+                let pooled = cfg.reward == RewardMode::PerStep;
+                let adv = step_advantages(&steps, cfg.advantage, f64::from(cfg.gamma), pooled)?;
                 out.extend(adv.iter().map(|a| Some((broadcast(a), Vec::new()))));
             }
         }

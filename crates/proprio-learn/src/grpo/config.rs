@@ -28,6 +28,9 @@ pub enum RewardMode {
     /// Every step's reward is normalised against the group's step rewards and a unit's
     /// advantage is the sum of those from its step on (DeepSeekMath §4.1.3, process supervision).
     PerStep,
+    /// As `per_step`, but each step is compared with the same step of the group's other
+    /// rollouts (a per-position group baseline: answer token t against answer token t).
+    PerPosition,
 }
 
 /// How unit losses are averaged into the batch loss.
@@ -56,7 +59,7 @@ pub struct GrpoConfig {
     pub temperature: f32,
     /// Advantage estimator (`std`, `none`, `leave_one_out`; `gae` is PPO).
     pub advantage: AdvantageMode,
-    /// Outcome or per-step rewards.
+    /// Outcome, per-step or per-position rewards.
     pub reward: RewardMode,
     /// ε_low of the clipped ratio `clip(ρ, 1 − ε_low, 1 + ε_high)` (PPO/GRPO: 0.2).
     pub clip_low: f32,
@@ -204,7 +207,7 @@ impl GrpoConfig {
         if !(0.0..=1.0).contains(&self.gamma) || !(0.0..=1.0).contains(&self.gae_lambda) {
             return Err("gamma and gae_lambda must lie in [0, 1]".into());
         }
-        if self.reward == RewardMode::PerStep && self.advantage == AdvantageMode::LeaveOneOut {
+        if self.reward != RewardMode::Outcome && self.advantage == AdvantageMode::LeaveOneOut {
             return Err("reward=per_step normalises step rewards by the group's mean (and std); it has no leave-one-out form".into());
         }
         if self.loss_constant.is_some_and(|c| c.is_nan() || c <= 0.0) {
