@@ -34,21 +34,24 @@ pub struct Prepared {
     pub kept_groups: usize,
 }
 
-/// Values `[rows × units]` of `groups`' rows under `actor`, or its log-probabilities when `logp`.
+/// Values `[rows × units]` of the rows `obs` / `stored` under `actor`, or its
+/// log-probabilities when `logp`, a chunk of rows per forward pass.
 fn score_rows<A: Actor>(
     actor: &A,
-    groups: &Groups,
+    obs: &[f32],
+    stored: &[f32],
     obs_dim: usize,
     temperature: f32,
     logp: bool,
 ) -> Result<Vec<f32>> {
-    let (s, rows) = (actor.stored_width(), groups.rows());
+    let s = actor.stored_width();
+    let rows = obs.len() / obs_dim.max(1);
     let mut out = Vec::with_capacity(rows * actor.units());
     for start in (0..rows).step_by(SCORE_CHUNK) {
         let end = (start + SCORE_CHUNK).min(rows);
         let scores = actor.score(
-            &groups.obs[start * obs_dim..end * obs_dim],
-            &groups.stored[start * s..end * s],
+            &obs[start * obs_dim..end * obs_dim],
+            &stored[start * s..end * s],
             end - start,
             temperature,
         );
@@ -73,7 +76,14 @@ fn advantages<A: Actor>(
         per_step.iter().flat_map(|&a| vec![a as f32; u]).collect()
     };
     if cfg.advantage == AdvantageMode::Gae {
-        let values = score_rows(actor, groups, obs_dim, cfg.temperature, false)?;
+        let values = score_rows(
+            actor,
+            &groups.obs,
+            &groups.stored,
+            obs_dim,
+            cfg.temperature,
+            false,
+        )?;
         return Ok(groups
             .rollouts
             .iter()
@@ -165,25 +175,8 @@ pub fn prepare<A: Actor>(
         normalize(&mut p.advantages);
     }
     if let (Some(reference), true) = (reference, cfg.kl_coef > 0.0 && p.rows > 0) {
-        let kept = Groups {
-            obs: p.obs.clone(),
-            stored: p.stored.clone(),
-            logp: Vec::new(),
-            rollouts: vec![Rollout {
-                first_row: 0,
-                steps: p.rows,
-                rewards: Vec::new(),
-                success: None,
-                response_len: 0,
-            }],
-        };
-        p.ref_logp = Some(score_rows(
-            reference,
-            &kept,
-            obs_dim,
-            cfg.temperature,
-            true,
-        )?);
+        let ref_logp = score_rows(reference, &p.obs, &p.stored, obs_dim, cfg.temperature, true)?;
+        p.ref_logp = Some(ref_logp);
     }
     Ok(p)
 }
