@@ -3,6 +3,7 @@
 mod bench;
 mod catalog;
 mod eval;
+mod heap;
 mod input;
 mod rollout;
 mod scripted;
@@ -54,6 +55,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    heap::keep_freed_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List(args) => catalog::list(&args),

@@ -74,15 +74,6 @@ pub fn run(args: &TrainArgs) -> CliResult {
                 AlgoArg::Sac => Algo::Sac,
                 AlgoArg::Grpo => Algo::Grpo,
             };
-            if let Some((source, values)) =
-                proprio_learn::tuned(env, algo).map_err(|e| Failure(e.to_string()))?
-            {
-                let keys: Vec<&str> = values.keys().map(String::as_str).collect();
-                eprintln!(
-                    "tuned hyper-parameters for {env} ({source}): {}; --set overrides them",
-                    keys.join(", ")
-                );
-            }
             proprio_learn::train(TrainRequest {
                 algo,
                 env: EnvSource {

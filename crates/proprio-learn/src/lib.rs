@@ -23,6 +23,7 @@ pub mod sac;
 pub mod sequence;
 mod tensor;
 mod train;
+mod transformer;
 mod tuned;
 
 pub use burn_rl::BurnRlEnv;

@@ -4,15 +4,15 @@
 //! The input is `[patches…, prompt tokens…, START, answer tokens…]`. The
 //! prompt (patches and tokens) attends both ways, the answer causally
 //! (a prefix LM); token `t` of the answer is read at the position before
-//! it. A value head on the same positions gives token-level values for PPO.
+//! it. Attention adds a learned bias per relative distance (`transformer.rs`)
+//! to the learned absolute positions. A value head on the same positions
+//! gives token-level values for PPO.
 
 use crate::error::{LearnError, Result};
 use crate::head::{argmax, sample_index, standard_normal};
 use crate::layout::Layout;
+use crate::transformer::Transformer;
 use burn::module::{ModuleMapper, Param};
-use burn::nn::transformer::{
-    TransformerEncoder, TransformerEncoderConfig, TransformerEncoderInput,
-};
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::log_softmax;
@@ -40,7 +40,7 @@ pub struct SequencePolicy {
     tokens: Embedding,
     patches: Option<Linear>,
     positions: Param<Tensor<2>>,
-    blocks: TransformerEncoder,
+    blocks: Transformer,
     norm: LayerNorm,
     logits: Linear,
     value: Linear,
@@ -87,10 +87,7 @@ impl SequencePolicy {
             patches: (layout.patches > 0)
                 .then(|| LinearConfig::new(layout.patch_dim, d).init(device)),
             positions: Param::from_tensor(Tensor::zeros([length, d], device)),
-            blocks: TransformerEncoderConfig::new(d, shape.d_ff, shape.n_heads, shape.n_layers)
-                .with_dropout(0.0)
-                .with_norm_first(true)
-                .init(device),
+            blocks: Transformer::new(d, shape.d_ff, shape.n_heads, shape.n_layers, length, device),
             norm: LayerNormConfig::new(d).init(device),
             logits: LinearConfig::new(d, vocab).init(device),
             value: LinearConfig::new(d, 1).init(device),
@@ -154,11 +151,7 @@ impl SequencePolicy {
                 mask.extend((0..length).map(|j| j >= end || (j > i && j > start)));
             }
         }
-        let mask =
-            Tensor::<3, Bool>::from_data(TensorData::new(mask, [n, length, length]), &device);
-        let h = self
-            .blocks
-            .forward(TransformerEncoderInput::new(x).mask_attn(mask));
+        let h = self.blocks.forward(x, &mask);
         let index: Vec<i64> = starts
             .iter()
             .flat_map(|&s| (s..s + t).flat_map(|k| std::iter::repeat_n(k as i64, d)))
@@ -236,8 +229,8 @@ impl SequencePolicy {
     }
 }
 
-/// GPT-2's initialisation drawn on the host: weights N(0, 0.02²), biases 0,
-/// layer-norm scales 1 — the same weights on every backend and thread.
+/// GPT-2's initialisation drawn on the host: weights N(0, 0.02²), biases and
+/// relative-position biases 0, layer-norm scales 1 — the same weights on every backend and thread.
 struct HostInit<'a> {
     rng: &'a mut EnvRng,
     name: &'static str,
@@ -247,7 +240,7 @@ impl ModuleMapper for HostInit<'_> {
     fn enter_module(&mut self, name: &str, _container: &str) {
         self.name = match name {
             "gamma" => "gamma",
-            "bias" | "beta" => "zero",
+            "bias" | "beta" | "relative" => "zero",
             _ => "",
         };
     }
@@ -257,8 +250,8 @@ impl ModuleMapper for HostInit<'_> {
         let shape = t.shape();
         let n = shape.num_elements();
         let values: Vec<f32> = match (D, self.name) {
-            (1, "gamma") => vec![1.0; n],
-            (1, _) => vec![0.0; n],
+            (_, "gamma") => vec![1.0; n],
+            (1, _) | (_, "zero") => vec![0.0; n],
             _ => (0..n).map(|_| 0.02 * standard_normal(self.rng)).collect(),
         };
         Param::from_tensor(Tensor::from_data(

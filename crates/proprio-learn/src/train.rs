@@ -157,12 +157,13 @@ impl Learner {
     }
 }
 
-/// Starts a new run; returns its directory.
+/// Starts a new run (saying on stderr, next to its progress bar, which tuned values it applied); returns its directory.
 pub fn train(request: TrainRequest) -> Result<PathBuf> {
     let spec = proprio::registry().spec(&request.env.id, &request.env.config)?;
     let mut config = default_config(request.algo, &spec.action_space)?;
-    if let Some((_, values)) = crate::tuned(&request.env.id, request.algo)? {
-        config = merged(config, &values)?;
+    let tuned = crate::tuned(&request.env.id, request.algo)?;
+    if let Some((_, values)) = &tuned {
+        config = merged(config, values)?;
     }
     let config = merged(config, &request.overrides)?;
     let info = RunInfo {
@@ -175,6 +176,14 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
     };
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
     let (mut learner, total) = Learner::build(&info, None)?;
+    if let Some((source, values)) = tuned {
+        let keys: Vec<&str> = values.keys().map(String::as_str).collect();
+        eprintln!(
+            "tuned hyper-parameters for {} ({source}): {}; --set overrides them",
+            info.env.id,
+            keys.join(", ")
+        );
+    }
     let mut run = Run::create(dir, info, total)?;
     learner.train(&mut run)?;
     run.finish();

@@ -25,7 +25,7 @@ pub const ENTRY: EnvEntry = EnvEntry {
     physics_steps_per_step: 1,
     reward: "1/answer_len for every right digit, +1 with the last digit when all are right; -1 for a token that is not a digit (which ends the episode)",
     termination: "terminated after answer_len digits (k+1 for a sum, 2k for a product) or a malformed token",
-    action_handling: "tokens: one token per step, the next digit of the result, most significant first, zero-padded",
+    action_handling: "tokens: one token per step, the next digit of the result (most significant first, or least with order = least_significant_first), zero-padded",
 };
 
 /// Which operation the instances ask for.
@@ -39,6 +39,19 @@ pub enum Operation {
     Mul,
 }
 
+/// The order in which the answer's digits are asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DigitOrder {
+    /// As the result is written: the most significant digit first.
+    #[default]
+    MostSignificantFirst,
+    /// As it is computed by hand: the units first, so every carry is known
+    /// before the digit that needs it (Lee et al. 2023, "Teaching Arithmetic
+    /// to Small Transformers": reversed answers are learned much faster).
+    LeastSignificantFirst,
+}
+
 /// `language/arithmetic-v0` config: the difficulty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -47,6 +60,8 @@ pub struct ArithmeticConfig {
     pub digits: u32,
     /// The operation.
     pub operation: Operation,
+    /// The order of the answer's digits.
+    pub order: DigitOrder,
 }
 
 impl Default for ArithmeticConfig {
@@ -54,6 +69,7 @@ impl Default for ArithmeticConfig {
         Self {
             digits: 2,
             operation: Operation::Add,
+            order: DigitOrder::MostSignificantFirst,
         }
     }
 }
@@ -80,6 +96,14 @@ impl Arithmetic {
         match self.config.operation {
             Operation::Add => k + 1,
             Operation::Mul => 2 * k,
+        }
+    }
+
+    /// The power of ten answer digit `k` of `len` stands for.
+    fn power(&self, k: usize, len: usize) -> u32 {
+        match self.config.order {
+            DigitOrder::MostSignificantFirst => (len - 1 - k) as u32,
+            DigitOrder::LeastSignificantFirst => k as u32,
         }
     }
 
@@ -145,7 +169,7 @@ impl Puzzle for Arithmetic {
         let right = answer
             .iter()
             .enumerate()
-            .filter(|&(k, &t)| t == digit(truth / 10u64.pow((len - 1 - k) as u32)))
+            .filter(|&(k, &t)| t == digit(truth / 10u64.pow(self.power(k, len))))
             .count();
         Verdict::Scored {
             credit: right as f64 / len as f64,

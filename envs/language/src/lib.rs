@@ -27,7 +27,7 @@ mod puzzle;
 pub mod scene;
 pub mod vocab;
 
-pub use arithmetic::{Arithmetic, ArithmeticConfig, Operation};
+pub use arithmetic::{Arithmetic, ArithmeticConfig, DigitOrder, Operation};
 pub use guess::{GuessConfig, GuessNumber};
 pub use jigsaw::{Jigsaw, JigsawConfig};
 pub use puzzle::{EXACT_BONUS, FORMAT_PENALTY, Puzzle, SingleTurn, Turn, Verdict};

@@ -95,6 +95,33 @@ fn arithmetic_rewards_right_wrong_and_malformed_answers() {
 }
 
 #[test]
+fn least_significant_first_answers_are_read_units_first() {
+    let lsd = json!({"order": "least_significant_first"});
+    // 47 + 85 = 132, asked for as 2, 3, 1.
+    let (mut env, _) = arithmetic(lsd.clone(), 47, 85);
+    let (r, success, _) = answer_tokens(&mut env, &tokens("231"));
+    assert!((r - 2.0).abs() < 1e-12 && success == 1.0);
+    // The same digits most significant first: only the middle one is in place.
+    let (mut env, _) = arithmetic(lsd.clone(), 47, 85);
+    let (r, success, _) = answer_tokens(&mut env, &tokens("132"));
+    assert!((r - 1.0 / 3.0).abs() < 1e-12 && success == 0.0);
+    // 99 × 99 = 9801: 1, 0, 8, 9.
+    let (mut env, _) = arithmetic(
+        json!({"order": "least_significant_first", "operation": "mul"}),
+        99,
+        99,
+    );
+    assert!((answer_tokens(&mut env, &tokens("1089")).0 - 2.0).abs() < 1e-12);
+    let bad = json!({"order": "backwards"});
+    let e = registry()
+        .make("language/arithmetic-v0", &bad)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("order") || e.contains("backwards"), "{e}");
+}
+
+#[test]
 fn tokens_outside_the_vocabulary_are_typed_errors_not_panics() {
     let (mut env, _) = arithmetic(Value::Null, 1, 2);
     for bad in [[14.0], [-1.0], [0.5], [f32::NAN]] {
