@@ -41,8 +41,10 @@ fn rows(run: &Path) -> Vec<Map<String, Value>> {
         .collect()
 }
 
+/// No learning-rate anneal (as `tiny_ppo`): an annealed schedule follows `total_steps`,
+/// which a resume to a larger total changes; `tuned.json` anneals the language tasks.
 fn tiny_grpo() -> Value {
-    json!({"group_size": 4, "groups": 4, "total_steps": 160, "eval_every": 80, "eval_episodes": 4, "d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "hidden": [16]})
+    json!({"group_size": 4, "groups": 4, "total_steps": 160, "eval_every": 80, "eval_episodes": 4, "d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "hidden": [16], "anneal_lr": false})
 }
 
 fn tiny_ppo() -> Value {
