@@ -5,6 +5,7 @@ mod autoreset;
 mod determinism;
 mod errors;
 mod noisy;
+mod scenes;
 mod snapshot;
 mod wrappers;
 

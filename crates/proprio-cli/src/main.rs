@@ -8,6 +8,8 @@ mod input;
 mod rollout;
 mod scripted;
 mod train;
+#[cfg(feature = "viewer")]
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,7 +31,7 @@ pub type CliResult = Result<(), Failure>;
 #[command(
     name = "proprio",
     version,
-    about = "Batched embodied-RL environments: list, inspect, roll out, benchmark."
+    about = "Batched embodied-RL environments: list, inspect, roll out, benchmark, train, view."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -52,6 +54,9 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Draw learning curves of one or more runs to a PNG.
     Plot(eval::PlotArgs),
+    /// Open an env in the interactive viewer (or render it headless with --screenshot).
+    #[cfg(feature = "viewer")]
+    View(view::ViewArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +70,8 @@ fn main() -> ExitCode {
         Command::Train(args) => train::run(&args),
         Command::Eval(args) => eval::eval(&args),
         Command::Plot(args) => eval::plot_runs(&args),
+        #[cfg(feature = "viewer")]
+        Command::View(args) => view::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 use crate::error::Result;
 use crate::info::Info;
 use crate::rng::EnvRng;
+use crate::scene::Scene;
 use crate::space::{Space, bounds};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -142,6 +143,10 @@ pub trait Env: Send {
     /// Continues from a snapshot; the current observation is written into `obs`.
     fn restore(&mut self, state: &State, obs: &mut [f32]) -> Result<()>;
 
+    /// Describes what the env looks like now (for viewers and renderers);
+    /// `scene` is cleared first.
+    fn scene(&self, scene: &mut Scene) -> Result<()>;
+
     /// Gymnasium's `reset(seed, options) -> (obs, info)`.
     fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<(Vec<f32>, Info)> {
         let mut obs = vec![0.0; self.spec().observation_space.flat_dim()];
@@ -194,5 +199,8 @@ impl<E: Env + ?Sized> Env for Box<E> {
     }
     fn restore(&mut self, state: &State, obs: &mut [f32]) -> Result<()> {
         (**self).restore(state, obs)
+    }
+    fn scene(&self, scene: &mut Scene) -> Result<()> {
+        (**self).scene(scene)
     }
 }

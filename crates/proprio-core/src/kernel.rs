@@ -53,6 +53,8 @@ pub trait Kernel: Send {
     /// Replaces env `env`'s state and writes its observation into the batch;
     /// rejects states the env cannot be in.
     fn set_state(&mut self, env: usize, state: &Self::State, batch: &mut Batch) -> Result<()>;
+    /// Draws env `env` as it is now into `scene` (already cleared).
+    fn scene(&self, env: usize, scene: &mut crate::Scene) -> Result<()>;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,6 +250,12 @@ impl<K: Kernel> VecEnv for KernelVecEnv<K> {
         &mut self.batch
     }
 
+    fn scene(&self, env: usize, scene: &mut crate::Scene) -> Result<()> {
+        check_env_indices(&[env], self.kernel.num_envs())?;
+        scene.clear();
+        self.kernel.scene(env, scene)
+    }
+
     fn snapshot(&self, env: usize) -> Result<State> {
         check_env_indices(&[env], self.kernel.num_envs())?;
         let state = serde_json::to_value(self.kernel.state(env)?)
@@ -368,6 +376,10 @@ impl<K: Kernel> Env for KernelEnv<K> {
 
     fn snapshot(&self) -> Result<State> {
         self.venv.snapshot(0)
+    }
+
+    fn scene(&self, scene: &mut crate::Scene) -> Result<()> {
+        self.venv.scene(0, scene)
     }
 
     fn restore(&mut self, state: &State, obs: &mut [f32]) -> Result<()> {

@@ -18,6 +18,7 @@ mod kernel;
 mod pool;
 mod registry;
 pub mod rng;
+mod scene;
 mod space;
 mod task;
 mod threaded;
@@ -34,6 +35,7 @@ pub use registry::{
     split_config,
 };
 pub use rng::{EnvRng, episode_rng};
+pub use scene::{Framing, Line, Pose, Scene, Shape, Texture, Visual};
 pub use space::Space;
 pub use task::{NoConfig, Outcome, Task, TaskEnv};
 pub use threaded::{MAX_THREADS, MIN_ENVS_PER_THREAD, ThreadedVecEnv};

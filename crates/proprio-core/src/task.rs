@@ -48,6 +48,11 @@ pub trait Task: Send + Sized + 'static {
     fn state(&self) -> Self::State;
     /// Replaces the physical state; rejects states the task cannot be in.
     fn set_state(&mut self, state: Self::State) -> Result<()>;
+    /// Draws the current state into `scene` (already cleared), for viewers
+    /// and renderers; a task without a picture leaves it empty.
+    fn scene(&self, scene: &mut crate::Scene) {
+        let _ = scene;
+    }
 }
 
 /// Runs a [`Task`] as an [`Env`]: seeding, validation, episode phase, snapshots.
@@ -181,6 +186,12 @@ impl<T: Task> Env for TaskEnv<T> {
         self.phase = state.phase;
         self.episode_return = state.episode_return;
         self.task.observe(obs);
+        Ok(())
+    }
+
+    fn scene(&self, scene: &mut crate::Scene) -> Result<()> {
+        scene.clear();
+        self.task.scene(scene);
         Ok(())
     }
 }

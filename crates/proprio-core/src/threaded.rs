@@ -295,6 +295,11 @@ impl<E: Env> VecEnv for ThreadedVecEnv<E> {
         self.envs[env].snapshot()
     }
 
+    fn scene(&self, env: usize, scene: &mut crate::Scene) -> Result<()> {
+        check_env_indices(&[env], self.envs.len())?;
+        self.envs[env].scene(scene)
+    }
+
     fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
         check_env_indices(envs, self.envs.len())?;
         let status = match (state.phase, self.mode) {

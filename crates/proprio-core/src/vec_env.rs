@@ -3,6 +3,7 @@
 use crate::env::{EnvSpec, ResetOptions, State};
 use crate::error::{Error, Result};
 use crate::info::Info;
+use crate::scene::Scene;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -288,6 +289,9 @@ pub trait VecEnv: Send {
     fn snapshot(&self, env: usize) -> Result<State>;
     /// Restores one snapshot into each listed env (e.g. G identical starts for GRPO).
     fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()>;
+    /// Describes what env `env` looks like now (for viewers and renderers);
+    /// `scene` is cleared first.
+    fn scene(&self, env: usize, scene: &mut Scene) -> Result<()>;
 }
 
 impl<V: VecEnv + ?Sized> VecEnv for Box<V> {
@@ -320,6 +324,9 @@ impl<V: VecEnv + ?Sized> VecEnv for Box<V> {
     }
     fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
         (**self).restore(state, envs)
+    }
+    fn scene(&self, env: usize, scene: &mut Scene) -> Result<()> {
+        (**self).scene(env, scene)
     }
 }
 

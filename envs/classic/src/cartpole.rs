@@ -2,8 +2,11 @@
 
 use crate::config::CartPoleConfig;
 use crate::options;
+use crate::visuals;
 use proprio_core::rand::RngExt;
-use proprio_core::{EnvEntry, EnvRng, Error, Info, Outcome, ResetOptions, Result, Space, Task};
+use proprio_core::{
+    EnvEntry, EnvRng, Error, Info, Outcome, ResetOptions, Result, Scene, Space, Task,
+};
 
 const GRAVITY: f64 = 9.8;
 const MASS_CART: f64 = 1.0;
@@ -126,5 +129,17 @@ impl Task for CartPole {
     fn set_state(&mut self, state: [f64; 4]) -> Result<()> {
         self.state = state;
         Ok(())
+    }
+
+    fn scene(&self, scene: &mut Scene) {
+        let [x, _, theta, _] = self.state;
+        visuals::cartpole(
+            x as f32,
+            theta as f32,
+            LENGTH as f32,
+            X_THRESHOLD as f32,
+            scene,
+        );
+        scene.step_seconds = Some(TAU as f32);
     }
 }

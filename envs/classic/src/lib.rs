@@ -8,6 +8,7 @@ mod cartpole;
 mod config;
 mod options;
 mod pendulum;
+mod visuals;
 
 pub use cartpole::CartPole;
 pub use config::{CartPoleConfig, PendulumConfig};

@@ -114,4 +114,9 @@ impl Task for Pendulum {
         self.state = state;
         Ok(())
     }
+
+    fn scene(&self, scene: &mut proprio_core::Scene) {
+        crate::visuals::pendulum(self.state[0] as f32, LENGTH as f32, scene);
+        scene.step_seconds = Some(DT as f32);
+    }
 }

@@ -162,4 +162,9 @@ impl Kernel for CpuKernel {
         task::observe(state, &self.settings, batch.rows_mut().obs(env));
         Ok(())
     }
+
+    fn scene(&self, env: usize, scene: &mut proprio_core::Scene) -> Result<()> {
+        crate::visuals::drone(&self.state(env)?, &self.settings, scene);
+        Ok(())
+    }
 }

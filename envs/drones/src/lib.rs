@@ -16,6 +16,7 @@ pub mod params;
 mod scripted;
 mod state;
 pub mod task;
+mod visuals;
 
 pub use config::{ActionMode, DroneConfig, MAX_POINTS, Randomize, Settings, Start, TaskKind, Wind};
 pub use cpu::CpuKernel;

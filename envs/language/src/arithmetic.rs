@@ -2,6 +2,7 @@
 //! digit by digit — one digit per step, each paid for when it is right.
 
 use crate::puzzle::{Puzzle, Verdict};
+use crate::visuals;
 use crate::vocab::{SYMBOLS, as_digit, digit, write_number};
 use proprio_core::rand::RngExt;
 use proprio_core::{EnvEntry, EnvRng, Space};
@@ -185,5 +186,37 @@ impl Puzzle for Arithmetic {
             ));
         }
         Ok(())
+    }
+
+    fn scene(&self, p: &Problem, answer: &[u32], scene: &mut proprio_core::Scene) {
+        let k = self.config.digits as usize;
+        let op = match self.config.operation {
+            Operation::Add => '+',
+            Operation::Mul => '*',
+        };
+        let question = format!("{:0k$}{op}{:0k$}=", p.a, p.b);
+        let plain = question.chars().map(|c| (Some(c), visuals::PLAIN));
+        visuals::glyph_row(scene, 0.55, plain);
+        let len = self.answer_len();
+        let truth = self.solve(p);
+        let cards = (0..len).map(|pos| match answer.get(pos) {
+            Some(&t) => {
+                let right = t == digit(truth / 10u64.pow(self.power(pos, len)));
+                let colour = if right {
+                    visuals::RIGHT
+                } else {
+                    visuals::WRONG
+                };
+                (Some(visuals::token_char(t)), colour)
+            }
+            None => (None, visuals::BLANK),
+        });
+        visuals::glyph_row(scene, 0.25, cards);
+        let shown: String = answer.iter().map(|&t| visuals::token_char(t)).collect();
+        scene.text.push(format!(
+            "{} {op} {} = {truth}; answer so far: {shown}",
+            p.a, p.b
+        ));
+        visuals::frame_board(scene, 0.7, question.len() as f32 * 0.2);
     }
 }

@@ -1,5 +1,6 @@
 //! `language/guess-number-v0`: multi-turn — guess a secret number, hear "higher", "lower" or "correct".
 
+use crate::visuals;
 use crate::vocab::{PAD, SYMBOLS, read_number};
 use proprio_core::rand::RngExt;
 use proprio_core::{EnvEntry, EnvRng, Error, Info, Outcome, ResetOptions, Result, Space, Task};
@@ -193,5 +194,51 @@ impl Task for GuessNumber {
         }
         self.game = game;
         Ok(())
+    }
+
+    /// The last turns, newest at the bottom: the guess, then `^` (higher),
+    /// `v` (lower), `!` (correct) or `?` (malformed).
+    fn scene(&self, scene: &mut proprio_core::Scene) {
+        const SHOWN: usize = 5;
+        let len = self.turn_len();
+        let turns = self.game.turns;
+        let first = turns.saturating_sub(SHOWN);
+        let step = visuals::CARD + visuals::GAP;
+        for (row, turn) in (first..turns).enumerate() {
+            let tokens = &self.game.transcript[turn * len..(turn + 1) * len];
+            let z = 0.2 + (SHOWN - 1 - row) as f32 * step;
+            let cards = tokens.iter().enumerate().map(|(k, &t)| {
+                if k < self.digits {
+                    return (Some(visuals::token_char(t)), visuals::PLAIN);
+                }
+                match t {
+                    HIGHER => (Some('^'), visuals::PLAIN),
+                    LOWER => (Some('v'), visuals::PLAIN),
+                    CORRECT => (Some('!'), visuals::RIGHT),
+                    _ => (Some('?'), visuals::WRONG),
+                }
+            });
+            visuals::glyph_row(scene, z, cards);
+        }
+        if turns == 0 {
+            let blank = (0..len).map(|_| (None, visuals::BLANK));
+            visuals::glyph_row(scene, 0.2 + (SHOWN - 1) as f32 * step, blank);
+        }
+        // The secret, faint, above the board (for whoever watches, not the agent).
+        let secret = format!("{:0w$}", self.game.secret, w = self.digits);
+        let first = scene.bodies.len();
+        let faint = [1.0, 1.0, 1.0, 0.6];
+        visuals::glyph_row(
+            scene,
+            0.2 + SHOWN as f32 * step + 0.1,
+            secret.chars().map(|c| (Some(c), faint)),
+        );
+        let secret_cards: Vec<_> = scene.bodies.drain(first..).collect();
+        scene.markers.extend(secret_cards);
+        scene.text.push(format!(
+            "secret {}; turn {turns} of {}",
+            self.game.secret, self.config.max_turns
+        ));
+        visuals::frame_board(scene, 0.3 + (SHOWN + 1) as f32 * step, 1.2);
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::puzzle::{Puzzle, Verdict};
 use crate::scene::Scene;
+use crate::visuals;
 use proprio_core::rand::RngExt;
 use proprio_core::{EnvEntry, EnvRng, Space};
 use serde::{Deserialize, Serialize};
@@ -58,6 +59,21 @@ pub struct Jigsaw {
 }
 
 impl Jigsaw {
+    /// The picture's piece at `slot`, as a texture.
+    fn piece(&self, p: &Shuffled, slot: usize) -> proprio_core::Texture {
+        let (h, w) = self.size();
+        let (cols, px) = (self.config.cols, self.config.piece_px);
+        let (oy, ox) = (slot / cols * px, slot % cols * px);
+        let mut rgba = Vec::with_capacity(px * px * 4);
+        for dy in 0..px {
+            for dx in 0..px {
+                rgba.extend(p.scene.pixel(oy + dy, ox + dx, h, w));
+                rgba.push(255);
+            }
+        }
+        proprio_core::Texture::new(px as u32, px as u32, rgba).expect("a piece is px × px")
+    }
+
     fn pieces(&self) -> usize {
         self.config.rows * self.config.cols
     }
@@ -164,5 +180,55 @@ impl Puzzle for Jigsaw {
             return Err(format!("{} slots for {n} pieces", p.slots.len()));
         }
         Ok(())
+    }
+
+    /// The shuffled pieces on the left; on the right, the picture as the
+    /// answer so far puts it together (green right, red wrong).
+    fn scene(&self, p: &Shuffled, answer: &[u32], scene: &mut proprio_core::Scene) {
+        let (rows, cols) = (self.config.rows, self.config.cols);
+        let step = visuals::CARD + visuals::GAP;
+        let width = cols as f32 * step;
+        let place = |board: f32, at: usize| {
+            let x = board * (width / 2.0 + 0.15) + (at % cols) as f32 * step - (width - step) / 2.0;
+            let z = 0.2 + (rows - 1 - at / cols) as f32 * step;
+            (x, z)
+        };
+        let size = [visuals::CARD; 2];
+        for (shown, &slot) in p.slots.iter().enumerate() {
+            let (x, z) = place(-1.0, shown);
+            let piece = Some(self.piece(p, slot));
+            visuals::card(scene, x, z, size, piece, visuals::PLAIN);
+        }
+        let mut filled = vec![false; rows * cols];
+        for (shown, &token) in answer.iter().enumerate() {
+            let Some(slot) = (token as usize).checked_sub(1).filter(|&s| s < rows * cols) else {
+                continue;
+            };
+            filled[slot] = true;
+            let right = p.slots[shown] == slot;
+            let colour = if right {
+                visuals::RIGHT
+            } else {
+                visuals::WRONG
+            };
+            let (x, z) = place(1.0, slot);
+            visuals::card(
+                scene,
+                x,
+                z,
+                size,
+                Some(self.piece(p, p.slots[shown])),
+                colour,
+            );
+        }
+        for (slot, _) in filled.iter().enumerate().filter(|(_, f)| !**f) {
+            let (x, z) = place(1.0, slot);
+            visuals::card(scene, x, z, size, None, visuals::BLANK);
+        }
+        scene.text.push(format!(
+            "pieces shown belong in slots {:?}; answer so far: {answer:?}",
+            p.slots.iter().map(|s| s + 1).collect::<Vec<_>>()
+        ));
+        visuals::frame_board(scene, 0.2 + rows as f32 * step, 2.0 * width + 0.3);
     }
 }

@@ -25,6 +25,7 @@ pub mod guess;
 pub mod jigsaw;
 mod puzzle;
 pub mod scene;
+pub mod visuals;
 pub mod vocab;
 
 pub use arithmetic::{Arithmetic, ArithmeticConfig, DigitOrder, Operation};

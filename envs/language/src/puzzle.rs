@@ -10,7 +10,8 @@
 //! earns [`EXACT_BONUS`] if the answer is exactly right; a token that makes
 //! the answer malformed costs [`FORMAT_PENALTY`] and ends the episode.
 
-use proprio_core::{EnvRng, Error, Info, Outcome, ResetOptions, Result, Space, Task};
+use crate::visuals;
+use proprio_core::{EnvRng, Error, Info, Outcome, ResetOptions, Result, Scene, Space, Task};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 /// Paid with the last token when the answer is exactly right.
@@ -66,6 +67,19 @@ pub trait Puzzle: Send + Sized + 'static {
     fn verify(&self, instance: &Self::Instance, answer: &[u32]) -> Verdict;
     /// Rejects an instance (from a snapshot) this puzzle could not have drawn.
     fn check(&self, instance: &Self::Instance) -> std::result::Result<(), String>;
+    /// Draws `instance` and the answer so far into `scene` (already cleared),
+    /// for viewers. The default shows the answer's tokens as cards.
+    fn scene(&self, instance: &Self::Instance, answer: &[u32], scene: &mut Scene) {
+        let _ = instance;
+        let (_, len) = self.answer_space();
+        let cards = (0..len).map(|k| match answer.get(k) {
+            Some(&t) => (Some(visuals::token_char(t)), visuals::PLAIN),
+            None => (None, visuals::BLANK),
+        });
+        visuals::glyph_row(scene, 0.5, cards);
+        scene.text.push(format!("answer so far: {answer:?}"));
+        visuals::frame_board(scene, 0.6, len as f32 * 0.2);
+    }
 }
 
 /// The snapshot state of a [`SingleTurn`] task.
@@ -210,5 +224,11 @@ impl<P: Puzzle> Task for SingleTurn<P> {
         self.turn = state;
         self.show();
         Ok(())
+    }
+
+    fn scene(&self, scene: &mut Scene) {
+        if let Some(turn) = &self.turn {
+            self.puzzle.scene(&turn.instance, &turn.answer, scene);
+        }
     }
 }

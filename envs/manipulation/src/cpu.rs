@@ -284,6 +284,19 @@ impl Kernel for CpuKernel {
         Ok(())
     }
 
+    fn scene(&self, env: usize, scene: &mut proprio_core::Scene) -> Result<()> {
+        let slot = &self.slots[env];
+        let shared = &self.shared;
+        crate::visuals::manipulation(
+            &shared.settings,
+            slot.world.physics(),
+            shared.scene.parts(),
+            &slot.task,
+            scene,
+        );
+        Ok(())
+    }
+
     fn state(&self, env: usize) -> Result<ManipState> {
         let slot = &self.slots[env];
         Ok(ManipState {

@@ -19,6 +19,7 @@ mod robot;
 mod scene;
 mod scripted;
 pub mod task;
+mod visuals;
 mod world;
 
 pub use config::{ControlMode, ManipConfig, Settings, TaskKind};

@@ -198,6 +198,16 @@ impl Physics {
         (q, qd)
     }
 
+    /// The rigid bodies (for drawing).
+    pub fn bodies(&self) -> &RigidBodySet {
+        &self.bodies
+    }
+
+    /// The colliders (for drawing).
+    pub fn colliders(&self) -> &ColliderSet {
+        &self.colliders
+    }
+
     /// The tool centre point (between the fingertips) and the hand's orientation.
     pub fn tcp(&self, parts: &Parts) -> (Vec3, Quat) {
         let pose = self.bodies[parts.hand].position();

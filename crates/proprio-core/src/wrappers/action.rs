@@ -63,7 +63,8 @@ impl<V: VecEnv> VecEnv for ClipAction<V> {
         snapshot,
         reset,
         reset_envs,
-        restore
+        restore,
+        scene,
     );
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
@@ -132,7 +133,8 @@ impl<V: VecEnv> VecEnv for RescaleAction<V> {
         snapshot,
         reset,
         reset_envs,
-        restore
+        restore,
+        scene,
     );
 
     fn spec(&self) -> &EnvSpec {

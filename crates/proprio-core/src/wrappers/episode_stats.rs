@@ -55,7 +55,7 @@ impl<V: VecEnv> RecordEpisodeStatistics<V> {
 }
 
 impl<V: VecEnv> VecEnv for RecordEpisodeStatistics<V> {
-    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot);
+    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot, scene);
 
     fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
         self.inner.reset(seed, options)?;

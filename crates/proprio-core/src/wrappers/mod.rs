@@ -36,6 +36,11 @@ macro_rules! forward_vec_env {
     (@one snapshot) => {
         fn snapshot(&self, env: usize) -> $crate::Result<$crate::State> { self.inner.snapshot(env) }
     };
+    (@one scene) => {
+        fn scene(&self, env: usize, scene: &mut $crate::Scene) -> $crate::Result<()> {
+            self.inner.scene(env, scene)
+        }
+    };
     (@one reset) => {
         fn reset(&mut self, seed: Option<u64>, options: $crate::ResetOptions) -> $crate::Result<()> {
             self.inner.reset(seed, options)

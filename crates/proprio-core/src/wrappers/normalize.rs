@@ -160,7 +160,8 @@ impl<V: VecEnv> VecEnv for NormalizeObservation<V> {
         autoreset_mode,
         batch,
         snapshot,
-        resets_then_after_reset
+        resets_then_after_reset,
+        scene,
     );
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
@@ -239,7 +240,8 @@ impl<V: VecEnv> VecEnv for NormalizeReward<V> {
         autoreset_mode,
         batch,
         snapshot,
-        resets_then_after_reset
+        resets_then_after_reset,
+        scene,
     );
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {

@@ -97,4 +97,8 @@ impl<E: Env> Env for TimeLimit<E> {
         self.elapsed = state.elapsed_steps;
         Ok(())
     }
+
+    fn scene(&self, scene: &mut crate::Scene) -> Result<()> {
+        self.inner.scene(scene)
+    }
 }

@@ -1,0 +1,277 @@
+//! `proprio view`: every env renders (headless, on whatever wgpu adapter the
+//! machine has — Mesa's lavapipe in CI), pictures follow the env state, a
+//! trained CartPole policy keeps its pole up in the viewer, a real window
+//! works under Xvfb, and a missing display or adapter is one clear line.
+#![cfg(feature = "viewer")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("proprio-view-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `proprio`; Mesa wants a runtime dir, which headless machines lack.
+fn proprio(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let runtime = std::env::temp_dir().join("proprio-view-xdg");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_proprio"));
+    cmd.args(args).env("XDG_RUNTIME_DIR", &runtime);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "proprio failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// Renders `id` with the overlay hidden and returns the RGB pixels.
+fn render(id: &str, seed: u64, frames: u32, dir: &Path) -> image::RgbImage {
+    let path = dir.join(format!("{}-{seed}-{frames}.png", id.replace('/', "-")));
+    let (seed, frames) = (seed.to_string(), frames.to_string());
+    ok(&proprio(
+        &[
+            "view",
+            "--env",
+            id,
+            "--seed",
+            &seed,
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--frames",
+            &frames,
+            "--size",
+            "240x180",
+            "--hide-overlay",
+        ],
+        &[],
+    ));
+    image::open(&path).unwrap().to_rgb8()
+}
+
+/// Pixels far (more than 40 levels in some channel) from the top-left pixel (the sky).
+fn foreground(img: &image::RgbImage) -> usize {
+    let sky = img.get_pixel(0, 0);
+    img.pixels()
+        .filter(|p| p.0.iter().zip(sky.0).any(|(a, b)| a.abs_diff(b) > 40))
+        .count()
+}
+
+fn differing(a: &image::RgbImage, b: &image::RgbImage) -> usize {
+    a.pixels()
+        .zip(b.pixels())
+        .filter(|(p, q)| p.0.iter().zip(q.0).any(|(x, y)| x.abs_diff(y) > 8))
+        .count()
+}
+
+#[test]
+fn every_env_renders_a_picture_that_follows_its_state() {
+    let dir = scratch("every-env");
+    for id in proprio::registry().ids() {
+        let first = render(id, 0, 2, &dir);
+        let pixels = first.width() as usize * first.height() as usize;
+        let fg = foreground(&first);
+        assert!(
+            fg > pixels / 20,
+            "{id}: only {fg} of {pixels} pixels are not sky"
+        );
+        // Another seed draws another start (pose, targets, puzzle): the picture changes.
+        let other = render(id, 1, 2, &dir);
+        let changed = differing(&first, &other);
+        assert!(
+            changed > 20,
+            "{id}: seed 1 looks like seed 0 ({changed} pixels differ)"
+        );
+    }
+}
+
+#[test]
+fn a_trained_cartpole_keeps_its_pole_up_in_the_viewer() {
+    let dir = scratch("cartpole");
+    let run = dir.join("run");
+    ok(&proprio(
+        &[
+            "train",
+            "--env",
+            "classic/cartpole-v1",
+            "--algo",
+            "ppo",
+            "--total-steps",
+            "40000",
+            "--seed",
+            "2",
+            "--threads",
+            "1",
+            "--out",
+            run.to_str().unwrap(),
+        ],
+        &[],
+    ));
+    let shot = dir.join("playback.png");
+    let out = ok(&proprio(
+        &[
+            "view",
+            "--checkpoint",
+            run.to_str().unwrap(),
+            "--screenshot",
+            shot.to_str().unwrap(),
+            "--frames",
+            "60",
+            "--speed",
+            "10",
+            "--size",
+            "160x120",
+        ],
+        &[],
+    ));
+    // 600 steps at 10 a frame: the first episode ends at the 500-step limit.
+    let first = out
+        .lines()
+        .find(|l| l.starts_with("episode 1 (env 0)"))
+        .unwrap_or_else(|| panic!("no finished episode reported:\n{out}"));
+    let ret: f64 = first
+        .split("return ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|r| r.parse().ok())
+        .unwrap();
+    assert!(ret >= 475.0, "the policy dropped the pole: {first}");
+}
+
+/// A local X server: the machine's own display, or an Xvfb started for the test.
+struct Display {
+    name: String,
+    _server: Option<Child>,
+}
+
+fn display() -> Option<Display> {
+    if let Ok(name) = std::env::var("DISPLAY")
+        && !name.is_empty()
+    {
+        return Some(Display {
+            name,
+            _server: None,
+        });
+    }
+    let number = 90 + std::process::id() % 100;
+    let name = format!(":{number}");
+    let server = Command::new("Xvfb")
+        .args([
+            name.as_str(),
+            "-screen",
+            "0",
+            "1024x768x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let socket = format!("/tmp/.X11-unix/X{number}");
+    for _ in 0..100 {
+        if Path::new(&socket).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(Display {
+        name,
+        _server: Some(server),
+    })
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        if let Some(server) = &mut self._server {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+}
+
+#[test]
+fn the_window_opens_and_draws_under_x11() {
+    let Some(display) = display() else {
+        assert!(
+            std::env::var_os("PROPRIO_REQUIRE_DISPLAY").is_none(),
+            "PROPRIO_REQUIRE_DISPLAY is set but there is no DISPLAY and no Xvfb"
+        );
+        eprintln!("skipped: no DISPLAY and no Xvfb (install xvfb)");
+        return;
+    };
+    let dir = scratch("window");
+    let shot = dir.join("window.png");
+    ok(&proprio(
+        &[
+            "view",
+            "--env",
+            "manipulation/reach-v0",
+            "--screenshot",
+            shot.to_str().unwrap(),
+            "--window",
+            "--frames",
+            "5",
+            "--size",
+            "320x240",
+        ],
+        &[("DISPLAY", &display.name)],
+    ));
+    let img = image::open(&shot).unwrap().to_rgb8();
+    assert_eq!((img.width(), img.height()), (320, 240));
+    assert!(foreground(&img) > 320 * 240 / 20);
+}
+
+fn assert_one_line_error(out: &Output, needle: &str) {
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(ours.len(), 1, "{err}");
+    assert!(ours[0].contains(needle), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn no_display_no_adapter_and_existing_files_are_clear_errors() {
+    let out = proprio(
+        &["view", "--env", "classic/cartpole-v1"],
+        &[("DISPLAY", "")],
+    );
+    assert_one_line_error(&out, "xvfb-run");
+    let out = proprio(
+        &["view", "--env", "classic/cartpole-v1"],
+        &[("DISPLAY", ":4242")],
+    );
+    assert_one_line_error(&out, "no X server listens");
+    let dir = scratch("errors");
+    let shot = dir.join("kept.png");
+    std::fs::write(&shot, b"user data").unwrap();
+    let path = shot.to_str().unwrap();
+    let out = proprio(&["view", "--screenshot", path], &[]);
+    assert_one_line_error(&out, "--force");
+    assert_eq!(std::fs::read(&shot).unwrap(), b"user data");
+    let fresh = dir.join("fresh.png");
+    let out = proprio(
+        &["view", "--screenshot", fresh.to_str().unwrap()],
+        &[
+            ("WGPU_BACKEND", "vulkan"),
+            ("VK_ICD_FILENAMES", "/nonexistent.json"),
+        ],
+    );
+    assert_one_line_error(&out, "apt-get install mesa-vulkan-drivers");
+    assert!(!fresh.exists());
+    let out = proprio(
+        &["view", "--env", "classic/nope-v0", "--screenshot", path],
+        &[],
+    );
+    assert_one_line_error(&out, "unknown environment");
+}

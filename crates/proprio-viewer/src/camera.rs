@@ -1,0 +1,114 @@
+//! The orbit camera: left-drag turns, right-drag pans, the wheel zooms, `F`
+//! frames the env again. The default framing comes from the env's scene
+//! (and covers the whole grid when a batch is shown).
+
+use crate::SimShared;
+use crate::capture::Headless;
+use crate::draw::{DrawSet, grid_offset, to_bevy};
+use bevy::camera::RenderTarget;
+use bevy::core_pipeline::tonemapping::Tonemapping;
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll};
+use bevy::prelude::*;
+use bevy::render::render_resource::TextureFormat;
+use bevy::ui::IsDefaultUiCamera;
+
+/// Where the camera looks from, around a target.
+#[derive(Resource, Default)]
+struct Orbit {
+    target: Vec3,
+    yaw: f32,
+    pitch: f32,
+    distance: f32,
+    /// The env id and grid size the framing was made for.
+    framed_for: Option<(&'static str, usize)>,
+}
+
+/// Spawns and steers the camera.
+pub struct OrbitPlugin;
+
+impl Plugin for OrbitPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<Orbit>()
+            .add_systems(Startup, spawn)
+            .add_systems(Update, (frame, steer, apply).chain().after(DrawSet));
+    }
+}
+
+fn spawn(
+    mut commands: Commands,
+    headless: Option<ResMut<Headless>>,
+    mut images: ResMut<Assets<Image>>,
+) {
+    let mut camera = commands.spawn((
+        Camera3d::default(),
+        Tonemapping::None,
+        Transform::from_xyz(0.0, 2.0, 5.0).looking_at(Vec3::ZERO, Vec3::Y),
+        IsDefaultUiCamera,
+    ));
+    if let Some(mut headless) = headless.filter(|h| !h.capture.window) {
+        let (w, h) = headless.capture.size;
+        let image = images.add(Image::new_target_texture(
+            w,
+            h,
+            TextureFormat::Rgba8UnormSrgb,
+            None,
+        ));
+        camera.insert(RenderTarget::Image(image.clone().into()));
+        headless.target = Some(image);
+    }
+}
+
+/// Frames the env anew when it (or the grid) changes, or on `F`.
+fn frame(sim: Res<SimShared>, keys: Res<ButtonInput<KeyCode>>, mut orbit: ResMut<Orbit>) {
+    let sim = sim.0.get();
+    let Some(first) = sim.scenes.first() else {
+        return;
+    };
+    let now = (sim.id(), sim.scenes.len());
+    if orbit.framed_for == Some(now) && !keys.just_pressed(KeyCode::KeyF) {
+        return;
+    }
+    orbit.framed_for = Some(now);
+    let framing = first.framing;
+    let n = sim.scenes.len();
+    let last = grid_offset(n - 1, n, &framing);
+    let cols = (n as f32).sqrt().ceil();
+    let far = grid_offset(cols as usize - 1, n, &framing)[0];
+    let centre = [far / 2.0, last[1] / 2.0, 0.0];
+    let target = to_bevy(framing.target) + to_bevy(centre);
+    let eye = to_bevy(framing.eye) + to_bevy(centre);
+    let offset = (eye - target) * cols;
+    orbit.target = target;
+    orbit.distance = offset.length().max(0.1);
+    orbit.yaw = offset.x.atan2(offset.z);
+    orbit.pitch = (offset.y / orbit.distance).clamp(-1.0, 1.0).asin();
+}
+
+fn steer(
+    buttons: Res<ButtonInput<MouseButton>>,
+    motion: Res<AccumulatedMouseMotion>,
+    scroll: Res<AccumulatedMouseScroll>,
+    mut orbit: ResMut<Orbit>,
+) {
+    let d = motion.delta;
+    if buttons.pressed(MouseButton::Left) {
+        orbit.yaw -= d.x * 0.005;
+        orbit.pitch = (orbit.pitch + d.y * 0.005).clamp(-1.5, 1.5);
+    }
+    if buttons.pressed(MouseButton::Right) || buttons.pressed(MouseButton::Middle) {
+        let rot = Quat::from_euler(EulerRot::YXZ, orbit.yaw, -orbit.pitch, 0.0);
+        let pan = (rot * Vec3::X * -d.x + rot * Vec3::Y * d.y) * 0.0015 * orbit.distance;
+        orbit.target += pan;
+    }
+    if scroll.delta.y != 0.0 {
+        orbit.distance = (orbit.distance * (1.0 - 0.1 * scroll.delta.y.clamp(-3.0, 3.0))).max(0.05);
+    }
+}
+
+fn apply(orbit: Res<Orbit>, mut camera: Query<&mut Transform, With<Camera3d>>) {
+    let rot = Quat::from_euler(EulerRot::YXZ, orbit.yaw, -orbit.pitch, 0.0);
+    for mut t in &mut camera {
+        let eye = orbit.target + rot * Vec3::Z * orbit.distance;
+        *t = Transform::from_translation(eye).looking_at(orbit.target, Vec3::Y);
+    }
+}

@@ -1,0 +1,210 @@
+//! What a drone env looks like, for viewers ([`proprio_core::Scene`]): the
+//! Crazyflie at its true size (a 9 cm X frame, red propellers at the front),
+//! its altitude line, and the task's targets, waypoints or gate frames.
+
+use crate::config::{Settings, TaskKind};
+use crate::params::ARM;
+use crate::state::Drone;
+use crate::task::{FRAME_DEPTH, FRAME_WIDTH, HOVER_RADIUS};
+use proprio_core::{Framing, Line, Pose, Scene, Shape, Visual};
+
+const FRAME: [f32; 4] = [0.12, 0.12, 0.14, 1.0];
+const PROP_FRONT: [f32; 4] = [0.85, 0.15, 0.15, 1.0];
+const PROP_BACK: [f32; 4] = [0.15, 0.15, 0.15, 1.0];
+const CURRENT: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
+const LATER: [f32; 4] = [0.95, 0.75, 0.15, 0.30];
+const DONE: [f32; 4] = [0.5, 0.5, 0.5, 0.15];
+const GATE: [f32; 4] = [0.95, 0.55, 0.10, 1.0];
+const GATE_NEXT: [f32; 4] = [0.15, 0.80, 0.25, 1.0];
+
+/// Rotates `v` by the unit quaternion `q` = `[w, x, y, z]` (the drones' order).
+fn rotate(q: [f32; 4], v: [f32; 3]) -> [f32; 3] {
+    let [w, x, y, z] = q;
+    let t = [
+        2.0 * (y * v[2] - z * v[1]),
+        2.0 * (z * v[0] - x * v[2]),
+        2.0 * (x * v[1] - y * v[0]),
+    ];
+    [
+        v[0] + w * t[0] + (y * t[2] - z * t[1]),
+        v[1] + w * t[1] + (z * t[0] - x * t[2]),
+        v[2] + w * t[2] + (x * t[1] - y * t[0]),
+    ]
+}
+
+/// A body-frame part at `offset` of the drone at `pos`, turned by `q` = `[w, x, y, z]`.
+fn part(pos: [f32; 3], q: [f32; 4], offset: [f32; 3]) -> Pose {
+    let r = rotate(q, offset);
+    Pose {
+        translation: [pos[0] + r[0], pos[1] + r[1], pos[2] + r[2]],
+        rotation: [q[1], q[2], q[3], q[0]],
+    }
+}
+
+fn quadrotor(d: &Drone, scene: &mut Scene) {
+    let q = d.quat;
+    let hub = Shape::Cuboid {
+        half_extents: [0.016, 0.016, 0.006],
+    };
+    scene
+        .bodies
+        .push(Visual::new(hub, part(d.pos, q, [0.0; 3]), FRAME));
+    let arm_len = ARM * std::f32::consts::SQRT_2;
+    for yaw in [std::f32::consts::FRAC_PI_4, -std::f32::consts::FRAC_PI_4] {
+        let arm = Shape::Cuboid {
+            half_extents: [arm_len / 2.0 + 0.004, 0.003, 0.002],
+        };
+        let mut pose = part(d.pos, q, [0.0; 3]);
+        let turn = Pose::rotated([0.0; 3], [0.0, 0.0, 1.0], yaw).rotation;
+        pose.rotation = quat_mul_xyzw(pose.rotation, turn);
+        scene.bodies.push(Visual::new(arm, pose, FRAME));
+    }
+    let m = ARM * std::f32::consts::FRAC_1_SQRT_2;
+    for (x, y) in [(m, -m), (m, m), (-m, m), (-m, -m)] {
+        let prop = Shape::Cylinder {
+            radius: 0.023,
+            half_height: 0.001,
+        };
+        let colour = if x > 0.0 { PROP_FRONT } else { PROP_BACK };
+        scene
+            .bodies
+            .push(Visual::new(prop, part(d.pos, q, [x, y, 0.008]), colour));
+    }
+    scene.lines.push(Line {
+        from: d.pos,
+        to: [d.pos[0], d.pos[1], 0.0],
+        colour: [0.3, 0.3, 0.3, 0.6],
+    });
+}
+
+/// Hamilton product of quaternions in `[x, y, z, w]` order.
+fn quat_mul_xyzw(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+}
+
+fn target_colour(k: usize, goal: usize) -> [f32; 4] {
+    match k.cmp(&goal) {
+        std::cmp::Ordering::Less => DONE,
+        std::cmp::Ordering::Equal => CURRENT,
+        std::cmp::Ordering::Greater => LATER,
+    }
+}
+
+/// A square gate frame of opening `size`, flown through along heading `[cos, sin]`.
+fn gate(centre: [f32; 3], dir: [f32; 2], size: f32, colour: [f32; 4], scene: &mut Scene) {
+    let yaw = dir[1].atan2(dir[0]);
+    let h = 0.5 * size + 0.5 * FRAME_WIDTH;
+    let side = [-dir[1], dir[0]];
+    let bars = [
+        (
+            [0.0, 0.0, h],
+            [0.5 * FRAME_DEPTH, h + 0.5 * FRAME_WIDTH, 0.5 * FRAME_WIDTH],
+        ),
+        (
+            [0.0, 0.0, -h],
+            [0.5 * FRAME_DEPTH, h + 0.5 * FRAME_WIDTH, 0.5 * FRAME_WIDTH],
+        ),
+        (
+            [0.0, h, 0.0],
+            [0.5 * FRAME_DEPTH, 0.5 * FRAME_WIDTH, h - 0.5 * FRAME_WIDTH],
+        ),
+        (
+            [0.0, -h, 0.0],
+            [0.5 * FRAME_DEPTH, 0.5 * FRAME_WIDTH, h - 0.5 * FRAME_WIDTH],
+        ),
+    ];
+    for (offset, half_extents) in bars {
+        let at = [
+            centre[0] + side[0] * offset[1],
+            centre[1] + side[1] * offset[1],
+            centre[2] + offset[2],
+        ];
+        let pose = Pose::rotated(at, [0.0, 0.0, 1.0], yaw);
+        scene
+            .bodies
+            .push(Visual::new(Shape::Cuboid { half_extents }, pose, colour));
+    }
+}
+
+/// Draws drone `d` of a task with settings `s`.
+pub fn drone(d: &Drone, s: &Settings, scene: &mut Scene) {
+    quadrotor(d, scene);
+    scene.step_seconds = Some(1.0 / s.control_hz as f32);
+    let goal = d.goal as usize;
+    let count = s.count as usize;
+    match s.task {
+        TaskKind::Hover => {
+            let marker = Shape::Sphere {
+                radius: HOVER_RADIUS,
+            };
+            scene
+                .markers
+                .push(Visual::new(marker, Pose::at(d.points[0]), CURRENT));
+            scene.framing = Framing {
+                target: d.points[0],
+                eye: [
+                    d.points[0][0] - 0.4,
+                    d.points[0][1] - 1.4,
+                    d.points[0][2] + 0.5,
+                ],
+                half_extent: 1.0,
+            };
+        }
+        TaskKind::Waypoints => {
+            for k in 0..count {
+                let marker = Shape::Sphere {
+                    radius: s.waypoint_radius,
+                };
+                let colour = target_colour(k, goal);
+                scene
+                    .markers
+                    .push(Visual::new(marker, Pose::at(d.points[k]), colour));
+                if k + 1 < count {
+                    scene.lines.push(Line {
+                        from: d.points[k],
+                        to: d.points[k + 1],
+                        colour: [colour[0], colour[1], colour[2], 0.8],
+                    });
+                }
+            }
+            scene.framing = Framing {
+                target: [0.0, 0.0, 1.0],
+                eye: [-1.0, -4.5, 3.0],
+                half_extent: 2.5,
+            };
+        }
+        TaskKind::Gates => {
+            for k in 0..count {
+                let colour = if k == goal { GATE_NEXT } else { GATE };
+                gate(d.points[k], d.gate_dir[k], s.gate_size, colour, scene);
+            }
+            let r = s.course_radius;
+            scene.framing = Framing {
+                target: [0.0, 0.0, 0.8],
+                eye: [-0.5 * r, -2.6 * r, 2.0 * r],
+                half_extent: r + 1.0,
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_turns_x_into_y_for_a_quarter_yaw() {
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        let v = rotate([h, 0.0, 0.0, h], [1.0, 0.0, 0.0]);
+        assert!((v[0]).abs() < 1e-6 && (v[1] - 1.0).abs() < 1e-6 && v[2].abs() < 1e-6);
+        let q = quat_mul_xyzw([0.0, 0.0, h, h], [0.0, 0.0, h, h]);
+        assert!((q[2] - 1.0).abs() < 1e-6 && q[3].abs() < 1e-6);
+    }
+}

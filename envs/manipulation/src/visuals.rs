@@ -1,0 +1,127 @@
+//! What a manipulation env looks like, for viewers ([`proprio_core::Scene`]):
+//! every collider of the rapier world as it is (the Panda's capsules and
+//! cylinders, the fingers, the table, the cubes), plus the goal marker.
+
+use crate::config::{Settings, TaskKind};
+use crate::scene::Parts;
+use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
+use crate::world::Physics;
+use glam::{Quat, Vec3};
+use proprio_core::{Framing, Pose, Scene, Shape, Visual};
+use rapier3d::prelude::*;
+
+const ARM: [f32; 4] = [0.92, 0.92, 0.90, 1.0];
+const FINGER: [f32; 4] = [0.20, 0.20, 0.22, 1.0];
+const TABLE: [f32; 4] = [0.62, 0.46, 0.30, 1.0];
+const CUBES: [[f32; 4]; 2] = [[0.85, 0.20, 0.15, 1.0], [0.15, 0.35, 0.85, 1.0]];
+const GOAL: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
+
+fn pose(translation: Vec3, rotation: Quat) -> Pose {
+    Pose {
+        translation: translation.to_array(),
+        rotation: rotation.to_array(),
+    }
+}
+
+/// The scene's shape of a rapier shape, with its placement in the collider's frame.
+fn shape_of(shape: &dyn rapier3d::parry::shape::Shape) -> Option<(Shape, Vec3, Quat)> {
+    Some(match shape.as_typed_shape() {
+        TypedShape::Ball(b) => (
+            Shape::Sphere { radius: b.radius },
+            Vec3::ZERO,
+            Quat::IDENTITY,
+        ),
+        TypedShape::Cuboid(c) => (
+            Shape::Cuboid {
+                half_extents: c.half_extents.to_array(),
+            },
+            Vec3::ZERO,
+            Quat::IDENTITY,
+        ),
+        TypedShape::Capsule(c) => {
+            let axis = c.segment.b - c.segment.a;
+            let shape = Shape::Capsule {
+                radius: c.radius,
+                half_length: axis.length() / 2.0,
+            };
+            let turn = Quat::from_rotation_arc(Vec3::Z, axis.normalize_or(Vec3::Z));
+            (shape, (c.segment.a + c.segment.b) / 2.0, turn)
+        }
+        TypedShape::Cylinder(c) => (
+            Shape::Cylinder {
+                radius: c.radius,
+                half_height: c.half_height,
+            },
+            Vec3::ZERO,
+            // parry's cylinders stand along y; the scene's along z.
+            Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+        ),
+        _ => return None,
+    })
+}
+
+/// Draws the world `p` and the goal of task state `t`.
+pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, scene: &mut Scene) {
+    let bodies = p.bodies();
+    for (handle, collider) in p.colliders().iter() {
+        let Some((shape, offset, turn)) = shape_of(collider.shape()) else {
+            continue;
+        };
+        let parent = collider.parent();
+        let colour = if parts.fingers.contains(&handle) {
+            FINGER
+        } else if let Some(i) = parts
+            .cubes
+            .iter()
+            .position(|c| c.is_some_and(|(_, col)| col == handle))
+        {
+            CUBES[i % CUBES.len()]
+        } else if parent.is_none_or(|b| bodies[b].is_fixed()) {
+            TABLE
+        } else {
+            ARM
+        };
+        // The parent body's pose, not the collider's cached one: a start drawn
+        // on the host moves bodies, and colliders follow only at the next step.
+        let at = match (parent, collider.position_wrt_parent()) {
+            (Some(body), Some(local)) => *bodies[body].position() * *local,
+            _ => *collider.position(),
+        };
+        let translation = at.translation + at.rotation * offset;
+        scene.bodies.push(Visual::new(
+            shape,
+            pose(translation, at.rotation * turn),
+            colour,
+        ));
+    }
+    let goal = Vec3::from(t.goal);
+    let marker = match s.task {
+        TaskKind::Reach => Some(Shape::Sphere {
+            radius: REACH_RADIUS,
+        }),
+        TaskKind::PickCube => Some(Shape::Sphere {
+            radius: PICK_RADIUS,
+        }),
+        TaskKind::PushCube => Some(Shape::Cylinder {
+            radius: PUSH_RADIUS,
+            half_height: 0.001,
+        }),
+        TaskKind::StackCube => None,
+    };
+    if let Some(shape) = marker {
+        let at = if s.task == TaskKind::PushCube {
+            goal.with_z(0.001)
+        } else {
+            goal
+        };
+        scene
+            .markers
+            .push(Visual::new(shape, pose(at, Quat::IDENTITY), GOAL));
+    }
+    scene.step_seconds = Some(1.0 / s.control_hz as f32);
+    scene.framing = Framing {
+        target: [0.0, 0.0, 0.25],
+        eye: [1.1, -1.1, 0.85],
+        half_extent: 0.9,
+    };
+}
