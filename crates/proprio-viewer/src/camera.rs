@@ -4,7 +4,7 @@
 
 use crate::SimShared;
 use crate::capture::Headless;
-use crate::draw::{DrawSet, grid_offset, to_bevy};
+use crate::draw::{DrawSet, Software, grid_offset, to_bevy};
 use bevy::camera::RenderTarget;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll};
@@ -37,11 +37,13 @@ impl Plugin for OrbitPlugin {
 fn spawn(
     mut commands: Commands,
     headless: Option<ResMut<Headless>>,
+    software: Res<Software>,
     mut images: ResMut<Assets<Image>>,
 ) {
     let mut camera = commands.spawn((
         Camera3d::default(),
         Tonemapping::None,
+        if software.0 { Msaa::Off } else { Msaa::Sample4 },
         Transform::from_xyz(0.0, 2.0, 5.0).looking_at(Vec3::ZERO, Vec3::Y),
         IsDefaultUiCamera,
     ));
@@ -77,9 +79,12 @@ fn frame(sim: Res<SimShared>, keys: Res<ButtonInput<KeyCode>>, mut orbit: ResMut
     let centre = [far / 2.0, last[1] / 2.0, 0.0];
     let target = to_bevy(framing.target) + to_bevy(centre);
     let eye = to_bevy(framing.eye) + to_bevy(centre);
-    let offset = (eye - target) * cols;
+    let offset = eye - target;
+    // A grid needs the whole of it in view: at least 1.1 × its width away.
+    let spacing = 2.4 * framing.half_extent;
+    let whole = if n > 1 { 1.1 * cols * spacing } else { 0.0 };
     orbit.target = target;
-    orbit.distance = offset.length().max(0.1);
+    orbit.distance = (offset.length() * cols).max(whole).max(0.1);
     orbit.yaw = offset.x.atan2(offset.z);
     orbit.pitch = (offset.y / orbit.distance).clamp(-1.0, 1.0).asin();
 }

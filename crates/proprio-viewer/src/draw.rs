@@ -12,6 +12,11 @@ use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use proprio_core::{Framing, Pose, Shape, Visual};
 use std::collections::HashMap;
 
+/// True when rendering on a CPU (lavapipe): no MSAA and one shadow cascade,
+/// which halve a frame's cost there (pick-cube at 960×540: 290 → 134 ms).
+#[derive(Resource, Clone, Copy)]
+pub struct Software(pub bool);
+
 /// Systems that read the scenes run after this set.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DrawSet;
@@ -113,6 +118,7 @@ impl Plugin for DrawPlugin {
 
 fn setup(
     mut commands: Commands,
+    software: Res<Software>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
@@ -124,6 +130,7 @@ fn setup(
         },
         Transform::from_xyz(3.0, 8.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
         CascadeShadowConfigBuilder {
+            num_cascades: if software.0 { 1 } else { 4 },
             maximum_distance: 40.0,
             ..default()
         }

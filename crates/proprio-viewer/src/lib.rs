@@ -157,7 +157,7 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
     if !offscreen {
         preflight::display()?;
     }
-    preflight::adapter()?;
+    let software = preflight::adapter()?;
     let pilot = options.pilot.map(|p| (p, ids[current].to_string()));
     let mut sim = Sim::new(
         ids,
@@ -218,6 +218,7 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         }
     }
     app.insert_resource(SimShared(sim.clone()))
+        .insert_resource(draw::Software(software))
         .insert_resource(hud::Overlay {
             visible: !options.hide_overlay,
         })

@@ -25,7 +25,8 @@ pub fn display() -> Result<(), ViewerError> {
 }
 
 /// Rendering needs a wgpu adapter (a GPU driver, or Mesa's lavapipe on a CPU).
-pub fn adapter() -> Result<(), ViewerError> {
+/// Returns true when every adapter is a software one (render cheaply then).
+pub fn adapter() -> Result<bool, ViewerError> {
     let instance = Instance::new(InstanceDescriptor::new_without_display_handle_from_env());
     let adapters = bevy::tasks::block_on(instance.enumerate_adapters(Backends::all()));
     if adapters.is_empty() {
@@ -33,5 +34,7 @@ pub fn adapter() -> Result<(), ViewerError> {
             "wgpu found no Vulkan, GL or other adapter".into(),
         ));
     }
-    Ok(())
+    Ok(adapters
+        .iter()
+        .all(|a| a.get_info().device_type == wgpu::DeviceType::Cpu))
 }

@@ -83,7 +83,7 @@ fn labels(spec: &EnvSpec, dim: usize) -> Vec<String> {
     let named: &[&str] = if id.starts_with("classic/pendulum") {
         &["torque"]
     } else if id.starts_with("drones/") && mode("action") == "thrust_rates" {
-        &["roll rate", "thrust", "yaw rate", "pitch rate"]
+        &["thrust", "roll rate", "pitch rate", "yaw rate"]
     } else if id.starts_with("drones/") {
         &["motor 1", "motor 2", "motor 3", "motor 4"]
     } else if id.starts_with("manipulation/") && dim == 4 {

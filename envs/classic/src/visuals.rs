@@ -14,6 +14,16 @@ const Y_AXIS: [f32; 3] = [0.0, 1.0, 0.0];
 /// Height of the cart's axle above the ground, m.
 const AXLE_HEIGHT: f32 = 0.4;
 
+/// A joint's hub: a cylinder at `at` whose axis points at the camera (y).
+fn hub(at: [f32; 3], radius: f32, half_height: f32, colour: [f32; 4]) -> Visual {
+    let shape = Shape::Cylinder {
+        radius,
+        half_height,
+    };
+    let pose = Pose::rotated(at, [1.0, 0.0, 0.0], std::f32::consts::FRAC_PI_2);
+    Visual::new(shape, pose, colour)
+}
+
 /// A cart on a rail between the ±`x_limit` marks, its pole `2 · half_pole` long
 /// leaning `theta` radians towards +x.
 pub fn cartpole(x: f32, theta: f32, half_pole: f32, x_limit: f32, scene: &mut Scene) {
@@ -42,15 +52,7 @@ pub fn cartpole(x: f32, theta: f32, half_pole: f32, x_limit: f32, scene: &mut Sc
         Pose::rotated(pole_centre, Y_AXIS, theta),
         POLE,
     ));
-    let axle_shape = Shape::Cylinder {
-        radius: 0.05,
-        half_height: 0.03,
-    };
-    scene.bodies.push(Visual::new(
-        axle_shape,
-        Pose::rotated(axle, [1.0, 0.0, 0.0], std::f32::consts::FRAC_PI_2),
-        AXLE,
-    ));
+    scene.bodies.push(hub(axle, 0.05, 0.03, AXLE));
     for side in [-1.0, 1.0] {
         let mark = Shape::Cuboid {
             half_extents: [0.02, 0.15, 0.5],
@@ -82,15 +84,7 @@ pub fn pendulum(theta: f32, length: f32, scene: &mut Scene) {
     scene
         .bodies
         .push(Visual::new(rod, Pose::rotated(centre, Y_AXIS, -theta), ROD));
-    let hub = Shape::Cylinder {
-        radius: 0.06,
-        half_height: 0.06,
-    };
-    scene.bodies.push(Visual::new(
-        hub,
-        Pose::rotated(pivot, [1.0, 0.0, 0.0], std::f32::consts::FRAC_PI_2),
-        CART,
-    ));
+    scene.bodies.push(hub(pivot, 0.06, 0.06, CART));
     let post = Shape::Cuboid {
         half_extents: [0.03, 0.03, pivot[2] / 2.0],
     };
