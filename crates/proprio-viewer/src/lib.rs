@@ -16,8 +16,7 @@ mod preflight;
 mod sim;
 mod teleop;
 
-pub use sim::{Driver, Episode};
-pub use teleop::KeyMap;
+pub use sim::Episode;
 
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
