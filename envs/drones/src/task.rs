@@ -68,7 +68,8 @@ fn sym(rng: &mut EnvRng, half: f32) -> f32 {
     half * (2.0 * rng.random::<f32>() - 1.0)
 }
 
-fn qmul(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+/// Hamilton product of quaternions `[w, x, y, z]`.
+pub(crate) fn qmul(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
     [
         a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
         a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],

@@ -3,9 +3,10 @@
 //! its altitude line, and the task's targets, waypoints or gate frames.
 
 use crate::config::{Settings, TaskKind};
+use crate::dynamics::{add, rotate, rotation};
 use crate::params::ARM;
 use crate::state::Drone;
-use crate::task::{FRAME_DEPTH, FRAME_WIDTH, HOVER_RADIUS};
+use crate::task::{FRAME_DEPTH, FRAME_WIDTH, HOVER_RADIUS, qmul};
 use proprio_core::{Framing, Line, Pose, Scene, Shape, Visual};
 
 const FRAME: [f32; 4] = [0.12, 0.12, 0.14, 1.0];
@@ -17,27 +18,12 @@ const DONE: [f32; 4] = [0.5, 0.5, 0.5, 0.15];
 const GATE: [f32; 4] = [0.95, 0.55, 0.10, 1.0];
 const GATE_NEXT: [f32; 4] = [0.15, 0.80, 0.25, 1.0];
 
-/// Rotates `v` by the unit quaternion `q` = `[w, x, y, z]` (the drones' order).
-fn rotate(q: [f32; 4], v: [f32; 3]) -> [f32; 3] {
-    let [w, x, y, z] = q;
-    let t = [
-        2.0 * (y * v[2] - z * v[1]),
-        2.0 * (z * v[0] - x * v[2]),
-        2.0 * (x * v[1] - y * v[0]),
-    ];
-    [
-        v[0] + w * t[0] + (y * t[2] - z * t[1]),
-        v[1] + w * t[1] + (z * t[0] - x * t[2]),
-        v[2] + w * t[2] + (x * t[1] - y * t[0]),
-    ]
-}
-
 /// A body-frame part at `offset` of the drone at `pos`, turned by `q` = `[w, x, y, z]`.
 fn part(pos: [f32; 3], q: [f32; 4], offset: [f32; 3]) -> Pose {
-    let r = rotate(q, offset);
+    let [w, x, y, z] = q;
     Pose {
-        translation: [pos[0] + r[0], pos[1] + r[1], pos[2] + r[2]],
-        rotation: [q[1], q[2], q[3], q[0]],
+        translation: add(pos, rotate(&rotation(q), offset)),
+        rotation: [x, y, z, w],
     }
 }
 
@@ -54,9 +40,8 @@ fn quadrotor(d: &Drone, scene: &mut Scene) {
         let arm = Shape::Cuboid {
             half_extents: [arm_len / 2.0 + 0.004, 0.003, 0.002],
         };
-        let mut pose = part(d.pos, q, [0.0; 3]);
-        let turn = Pose::rotated([0.0; 3], [0.0, 0.0, 1.0], yaw).rotation;
-        pose.rotation = quat_mul_xyzw(pose.rotation, turn);
+        let (s, c) = (yaw / 2.0).sin_cos();
+        let pose = part(d.pos, qmul(q, [c, 0.0, 0.0, s]), [0.0; 3]);
         scene.bodies.push(Visual::new(arm, pose, FRAME));
     }
     let m = ARM * std::f32::consts::FRAC_1_SQRT_2;
@@ -75,18 +60,6 @@ fn quadrotor(d: &Drone, scene: &mut Scene) {
         to: [d.pos[0], d.pos[1], 0.0],
         colour: [0.3, 0.3, 0.3, 0.6],
     });
-}
-
-/// Hamilton product of quaternions in `[x, y, z, w]` order.
-fn quat_mul_xyzw(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
-    let [ax, ay, az, aw] = a;
-    let [bx, by, bz, bw] = b;
-    [
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ]
 }
 
 fn target_colour(k: usize, goal: usize) -> [f32; 4] {
@@ -200,11 +173,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rotation_turns_x_into_y_for_a_quarter_yaw() {
+    fn parts_turn_with_the_drone() {
         let h = std::f32::consts::FRAC_1_SQRT_2;
-        let v = rotate([h, 0.0, 0.0, h], [1.0, 0.0, 0.0]);
-        assert!((v[0]).abs() < 1e-6 && (v[1] - 1.0).abs() < 1e-6 && v[2].abs() < 1e-6);
-        let q = quat_mul_xyzw([0.0, 0.0, h, h], [0.0, 0.0, h, h]);
-        assert!((q[2] - 1.0).abs() < 1e-6 && q[3].abs() < 1e-6);
+        // A quarter yaw: the body's x axis points along the world's y.
+        let p = part([1.0, 2.0, 3.0], [h, 0.0, 0.0, h], [1.0, 0.0, 0.0]);
+        let t = p.translation;
+        assert!(
+            (t[0] - 1.0).abs() < 1e-6 && (t[1] - 3.0).abs() < 1e-6 && (t[2] - 3.0).abs() < 1e-6
+        );
+        assert_eq!(p.rotation, [0.0, 0.0, h, h]);
+        // Two quarter yaws make a half turn about z.
+        let q = qmul([h, 0.0, 0.0, h], [h, 0.0, 0.0, h]);
+        assert!((q[3] - 1.0).abs() < 1e-6 && q[0].abs() < 1e-6);
     }
 }
