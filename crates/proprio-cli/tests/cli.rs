@@ -1,7 +1,9 @@
 //! The `proprio` binary as a user runs it: outputs, and one-line errors with a non-zero exit.
 
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn proprio(args: &[&str]) -> Output {
@@ -13,14 +15,6 @@ fn proprio(args: &[&str]) -> Output {
 
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("proprio-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
@@ -107,7 +101,7 @@ fn rollout_from_a_gymnasium_state_reproduces_gymnasium() {
     )
     .unwrap();
     let episode = &fixture["episodes"][0];
-    let dir = scratch("replay");
+    let dir = Scratch::new("cli-replay");
     let state = write(
         &dir,
         "state.json",
@@ -153,7 +147,7 @@ fn rollout_from_a_gymnasium_state_reproduces_gymnasium() {
 
 #[test]
 fn rollout_writes_one_line_per_env_per_step_and_never_overwrites() {
-    let dir = scratch("out");
+    let dir = Scratch::new("cli-out");
     let out_path = dir.join("rollout.jsonl");
     let out_arg = out_path.to_str().unwrap();
     let args = [
@@ -189,7 +183,7 @@ fn rollout_writes_one_line_per_env_per_step_and_never_overwrites() {
 
 #[test]
 fn bad_action_files_fail_with_one_line() {
-    let dir = scratch("bad");
+    let dir = Scratch::new("cli-bad");
     let cases = [
         ("malformed.json", "[1, 0, 1", "not valid JSON"),
         (
@@ -339,7 +333,7 @@ fn a_missing_gpu_adapter_is_one_line_naming_the_fix() {
 
 #[test]
 fn group_learner_settings_it_cannot_use_are_one_line_errors() {
-    let dir = std::env::temp_dir().join(format!("proprio-cli-grpo-{}", std::process::id()));
+    let dir = Scratch::new("cli-grpo");
     let out = |name: &str| dir.join(name).to_string_lossy().into_owned();
     for (args, needle) in [
         (

@@ -4,15 +4,11 @@
 //! works under Xvfb, and a missing display or adapter is one clear line.
 #![cfg(feature = "viewer")]
 
-use std::path::{Path, PathBuf};
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
+use std::path::Path;
 use std::process::{Child, Command, Output};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("proprio-view-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Runs `proprio`; Mesa wants a runtime dir, which headless machines lack.
 fn proprio(args: &[&str], envs: &[(&str, &str)]) -> Output {
@@ -28,8 +24,8 @@ fn proprio(args: &[&str], envs: &[(&str, &str)]) -> Output {
 
 /// A scratch directory for `test`, or `None` (with a note) on a machine without
 /// any wgpu adapter, unless `PROPRIO_REQUIRE_GPU` is set (CI installs lavapipe and sets it).
-fn render_dir(test: &str) -> Option<PathBuf> {
-    let dir = scratch(test);
+fn render_dir(test: &str) -> Option<Scratch> {
+    let dir = Scratch::new(&format!("view-{test}"));
     let probe = dir.join("probe.png");
     let out = proprio(
         &[
@@ -289,7 +285,7 @@ fn no_display_no_adapter_and_existing_files_are_clear_errors() {
         &[("DISPLAY", ":4242")],
     );
     assert_one_line_error(&out, "no X server listens");
-    let dir = scratch("errors");
+    let dir = Scratch::new("view-errors");
     let shot = dir.join("kept.png");
     std::fs::write(&shot, b"user data").unwrap();
     let path = shot.to_str().unwrap();

@@ -1,15 +1,11 @@
 //! Whole training runs, kept tiny: determinism, resume, and checkpoints that act.
 
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
 use proprio::serde_json::{self, Map, Value, json};
 use proprio_learn::{Algo, Backend, EnvSource, Policy, TrainRequest, resume, train};
+use scratch::Scratch;
 use std::path::{Path, PathBuf};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("proprio-learn-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn request(algo: Algo, env: &str, overrides: Value, out: PathBuf) -> TrainRequest {
     TrainRequest {
@@ -53,7 +49,7 @@ fn tiny_ppo() -> Value {
 
 #[test]
 fn same_seed_gives_an_identical_metrics_file() {
-    let dir = scratch("determinism");
+    let dir = Scratch::new("learn-determinism");
     for (algo, env, overrides) in [
         (Algo::Ppo, "classic/cartpole-v1", tiny_ppo()),
         (
@@ -101,7 +97,7 @@ fn same_seed_gives_an_identical_metrics_file() {
 
 #[test]
 fn resume_continues_where_an_uninterrupted_run_would_be() {
-    let dir = scratch("resume");
+    let dir = Scratch::new("learn-resume");
     let whole = train(request(
         Algo::Ppo,
         "classic/cartpole-v1",
@@ -129,7 +125,7 @@ fn resume_continues_where_an_uninterrupted_run_would_be() {
 
 #[test]
 fn a_group_run_resumes_where_an_uninterrupted_run_would_be() {
-    let dir = scratch("resume-grpo");
+    let dir = Scratch::new("learn-resume-grpo");
     let mut config = tiny_grpo();
     config["kl_coef"] = json!(0.05);
     let whole = train(request(
@@ -158,7 +154,7 @@ fn a_group_run_resumes_where_an_uninterrupted_run_would_be() {
 
 #[test]
 fn a_group_run_does_not_depend_on_the_thread_count() {
-    let dir = scratch("threads-grpo");
+    let dir = Scratch::new("learn-threads-grpo");
     let runs: Vec<_> = [1, 2]
         .into_iter()
         .map(|threads| {
@@ -177,7 +173,7 @@ fn a_group_run_does_not_depend_on_the_thread_count() {
 
 #[test]
 fn a_group_checkpoint_answers_like_the_policy_that_was_evaluated() {
-    let dir = scratch("policy-grpo");
+    let dir = Scratch::new("learn-policy-grpo");
     let run = train(request(
         Algo::Grpo,
         "language/jigsaw-v0",
@@ -204,7 +200,7 @@ fn a_group_checkpoint_answers_like_the_policy_that_was_evaluated() {
 
 #[test]
 fn a_checkpoint_acts_like_the_policy_that_was_evaluated() {
-    let dir = scratch("policy");
+    let dir = Scratch::new("learn-policy");
     let overrides = json!({"num_steps": 64, "num_minibatches": 4, "update_epochs": 2, "total_steps": 256, "eval_episodes": 3, "hidden": [16]});
     let run = train(request(
         Algo::Ppo,
@@ -236,7 +232,7 @@ fn a_checkpoint_acts_like_the_policy_that_was_evaluated() {
 
 #[test]
 fn a_run_directory_is_never_overwritten() {
-    let dir = scratch("overwrite");
+    let dir = Scratch::new("learn-overwrite");
     let out = dir.join("run");
     train(request(
         Algo::Ppo,

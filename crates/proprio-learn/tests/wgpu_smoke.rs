@@ -2,10 +2,13 @@
 //! finite and the weights move. Built only with `--features wgpu`.
 #![cfg(feature = "wgpu")]
 
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
 use burn::prelude::*;
 use proprio::serde_json::{self, Value, json};
 use proprio_learn::ppo::{Ppo, PpoConfig};
 use proprio_learn::{Algo, Backend, EnvSource, Policy, TrainRequest, train};
+use scratch::Scratch;
 
 #[test]
 fn ppo_updates_on_the_wgpu_backend() {
@@ -13,8 +16,7 @@ fn ppo_updates_on_the_wgpu_backend() {
         Ok(device) => device,
         Err(e) => panic!("no wgpu device ({e}); install mesa-vulkan-drivers for lavapipe"),
     };
-    let dir = std::env::temp_dir().join(format!("proprio-wgpu-smoke-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = Scratch::new("wgpu-smoke");
     let overrides = json!({"num_envs": 2, "num_steps": 16, "num_minibatches": 2, "update_epochs": 2,
                            "total_steps": 64, "hidden": [8], "eval_every": 0, "eval_episodes": 1});
     let source = EnvSource {
