@@ -117,3 +117,90 @@ fn apply(orbit: Res<Orbit>, mut camera: Query<&mut Transform, With<Camera3d>>) {
         *t = Transform::from_translation(eye).looking_at(orbit.target, Vec3::Y);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::{input_app, key};
+    use bevy::input::ButtonState;
+    use bevy::input::mouse::{MouseButtonInput, MouseMotion, MouseScrollUnit, MouseWheel};
+    use bevy::input::touch::TouchPhase;
+    use proprio_core::serde_json::Value;
+
+    /// The camera's eye and the point it orbits.
+    fn view(app: &mut App) -> (Vec3, Vec3) {
+        let world = app.world_mut();
+        let eye = world
+            .query_filtered::<&Transform, With<Camera3d>>()
+            .single(world)
+            .unwrap()
+            .translation;
+        (eye, world.resource::<Orbit>().target)
+    }
+
+    fn button(app: &mut App, button: MouseButton, state: ButtonState) {
+        app.world_mut().write_message(MouseButtonInput {
+            button,
+            state,
+            window: Entity::PLACEHOLDER,
+        });
+    }
+
+    /// One frame of mouse motion by `delta` pixels.
+    fn drag(app: &mut App, delta: Vec2) {
+        app.world_mut().write_message(MouseMotion { delta });
+        app.update();
+    }
+
+    #[test]
+    fn mouse_turns_pans_and_zooms_and_f_frames_again() {
+        let (mut app, _sim) = input_app("classic/cartpole-v1", Value::Null);
+        app.init_resource::<Orbit>()
+            .add_systems(Update, (frame, steer, apply).chain());
+        app.world_mut()
+            .spawn((Camera3d::default(), Transform::default()));
+        app.update();
+        let (home, target) = view(&mut app);
+        let distance = home.distance(target);
+        assert!(distance > 1.0, "framed from {home} onto {target}");
+
+        // Left drag turns around the target at the same distance.
+        button(&mut app, MouseButton::Left, ButtonState::Pressed);
+        drag(&mut app, Vec2::new(120.0, 40.0));
+        button(&mut app, MouseButton::Left, ButtonState::Released);
+        let (turned, same) = view(&mut app);
+        assert_eq!(same, target);
+        assert!((turned.distance(target) - distance).abs() < 1e-3 * distance);
+        assert!(turned.distance(home) > 0.3 * distance, "{home} -> {turned}");
+
+        // Right drag pans: eye and target move together.
+        button(&mut app, MouseButton::Right, ButtonState::Pressed);
+        drag(&mut app, Vec2::new(-60.0, 30.0));
+        button(&mut app, MouseButton::Right, ButtonState::Released);
+        let (panned, moved) = view(&mut app);
+        assert!(moved.distance(target) > 0.05 * distance);
+        assert!((panned - moved - (turned - target)).length() < 1e-3 * distance);
+
+        // The wheel zooms in by 10% a notch.
+        app.world_mut().write_message(MouseWheel {
+            unit: MouseScrollUnit::Line,
+            x: 0.0,
+            y: 1.0,
+            window: Entity::PLACEHOLDER,
+            phase: TouchPhase::Moved,
+        });
+        app.update();
+        let (zoomed, at) = view(&mut app);
+        assert!((zoomed.distance(at) - 0.9 * distance).abs() < 1e-3 * distance);
+
+        // A mouse moved without a button held leaves the view alone.
+        drag(&mut app, Vec2::new(200.0, 200.0));
+        assert_eq!(view(&mut app), (zoomed, at));
+
+        // F frames the env as at the start.
+        key(&mut app, KeyCode::KeyF, ButtonState::Pressed);
+        app.update();
+        let (back, home_target) = view(&mut app);
+        assert!(back.distance(home) < 1e-3 * distance && home_target == target);
+    }
+}

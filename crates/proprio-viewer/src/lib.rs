@@ -278,7 +278,7 @@ mod tests {
     use bevy::time::TimeUpdateStrategy;
 
     /// The simulation and input plugins only (no window, no renderer), 20 ms a frame.
-    fn input_app(id: &str, config: Value) -> (App, Arc<SimRes>) {
+    pub(crate) fn input_app(id: &str, config: Value) -> (App, Arc<SimRes>) {
         let ids: Vec<&'static str> = proprio::registry().ids().collect();
         let current = ids.iter().position(|i| *i == id).unwrap();
         let sim = Sim::new(ids, current, config, 7, 1, None).unwrap();
@@ -293,7 +293,7 @@ mod tests {
         (app, sim)
     }
 
-    fn key(app: &mut App, key_code: KeyCode, state: ButtonState) {
+    pub(crate) fn key(app: &mut App, key_code: KeyCode, state: ButtonState) {
         app.world_mut().write_message(KeyboardInput {
             key_code,
             logical_key: Key::Unidentified(bevy::input::keyboard::NativeKey::Unidentified),
