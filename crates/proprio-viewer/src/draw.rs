@@ -13,7 +13,7 @@ use proprio_core::{Framing, Pose, Shape, Visual};
 use std::collections::HashMap;
 
 /// True when rendering on a CPU (lavapipe): no MSAA and one shadow cascade,
-/// which halve a frame's cost there (pick-cube at 960×540: 290 → 134 ms).
+/// which halve a frame's cost there (pick-cube at 960×540: 290 → 143 ms, docs/benchmarks.md).
 #[derive(Resource, Clone, Copy)]
 pub struct Software(pub bool);
 
