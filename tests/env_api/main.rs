@@ -4,6 +4,7 @@
 mod autoreset;
 mod determinism;
 mod errors;
+mod fuzz;
 mod noisy;
 mod scenes;
 mod snapshot;

@@ -3,7 +3,7 @@
 use crate::{CliResult, Failure, input};
 use clap::Args;
 use proprio::serde_json::json;
-use proprio::{Backend, VecOptions, episode_rng};
+use proprio::{Backend, RandomActions, VecOptions};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -58,14 +58,12 @@ pub fn run(args: &BenchArgs) -> CliResult {
     let physics_per_step = f64::from(venv.spec().physics_steps_per_step);
     let dim = space.flat_dim();
     let mut actions = vec![0.0; args.num_envs * dim];
-    let mut rng = episode_rng(args.seed, u64::MAX, 0);
+    let mut random = RandomActions::new(args.seed, args.num_envs);
     venv.reset(Some(args.seed), None)?;
     let mut run = |steps: usize| -> Result<f64, Failure> {
         let start = Instant::now();
         for _ in 0..steps {
-            actions
-                .chunks_exact_mut(dim)
-                .for_each(|row| space.sample(&mut rng, row));
+            random.sample(&space, &mut actions);
             venv.step(&actions)?;
         }
         Ok(start.elapsed().as_secs_f64())

@@ -7,6 +7,7 @@ mod heap;
 mod input;
 mod rollout;
 mod scripted;
+mod soak;
 mod train;
 #[cfg(feature = "viewer")]
 mod view;
@@ -48,6 +49,8 @@ enum Command {
     Rollout(rollout::RolloutArgs),
     /// Measure env-steps/s with random actions (warm-up excluded).
     Bench(bench::BenchArgs),
+    /// Step a batch with random actions for a long time: no NaN, no memory growth.
+    Soak(soak::SoakArgs),
     /// Train a policy (PPO or SAC); writes a run directory with metrics and checkpoints.
     Train(train::TrainArgs),
     /// Evaluate a trained checkpoint (or an env's scripted controller): mean return, success.
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Info(args) => catalog::info(&args),
         Command::Rollout(args) => rollout::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Soak(args) => soak::run(&args),
         Command::Train(args) => train::run(&args),
         Command::Eval(args) => eval::eval(&args),
         Command::Plot(args) => eval::plot_runs(&args),

@@ -3,7 +3,7 @@
 use crate::{CliResult, Failure, input};
 use clap::Args;
 use proprio::serde_json::{self, json};
-use proprio::{AutoresetMode, Backend, VecEnv, VecOptions, episode_rng};
+use proprio::{AutoresetMode, Backend, RandomActions, VecEnv, VecOptions};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -24,7 +24,8 @@ pub struct RolloutArgs {
     /// JSON array with one action per step (applied to every env).
     #[arg(long, conflicts_with = "random")]
     actions: Option<PathBuf>,
-    /// Sample actions uniformly from the action space.
+    /// Sample actions uniformly from the action space (env i from its own stream, so its
+    /// trajectory does not depend on --num-envs).
     #[arg(long)]
     random: bool,
     /// Steps to take (default: the length of the action file, or 100 with --random).
@@ -85,15 +86,13 @@ pub fn run(args: &RolloutArgs) -> CliResult {
     write_lines(&mut out, venv.as_ref(), 0)?;
     let (n, dim) = (venv.num_envs(), space.flat_dim());
     let mut actions = vec![0.0; n * dim];
-    let mut rng = episode_rng(args.seed, u64::MAX, 0);
+    let mut random = RandomActions::new(args.seed, n);
     for t in 1..=steps {
         match &scripted {
             Some(file) => actions
                 .chunks_exact_mut(dim)
                 .for_each(|row| row.copy_from_slice(&file[t - 1])),
-            None => actions
-                .chunks_exact_mut(dim)
-                .for_each(|row| space.sample(&mut rng, row)),
+            None => random.sample(&space, &mut actions),
         }
         venv.step(&actions)
             .map_err(|e| Failure(format!("step {t}: {e}")))?;

@@ -2,6 +2,7 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
+use proprio::RandomActions;
 use proprio_learn::Policy;
 use proprio_viewer::{Capture, Pilot, ViewerOptions};
 use std::path::PathBuf;
@@ -17,8 +18,8 @@ pub struct ViewArgs {
     /// Run directory written by `proprio train`: its policy drives (Tab or any drive key takes over).
     #[arg(long, conflicts_with = "env")]
     checkpoint: Option<PathBuf>,
-    /// Let the env's scripted controller drive.
-    #[arg(long, value_parser = ["scripted"], conflicts_with = "checkpoint")]
+    /// Let the env's scripted controller drive, or uniform random actions (env i from its own stream).
+    #[arg(long, value_parser = ["scripted", "random"], conflicts_with = "checkpoint")]
     policy: Option<String>,
     /// Seed of the first reset.
     #[arg(long, default_value_t = 0)]
@@ -70,6 +71,24 @@ impl Pilot for Scripted {
     }
 }
 
+/// Uniform random actions, each env from its own stream (rebuilt when the grid changes size).
+struct Random {
+    space: proprio::Space,
+    seed: u64,
+    streams: (usize, RandomActions),
+}
+
+impl Pilot for Random {
+    fn act(&mut self, _obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
+        let n = actions.len() / self.space.flat_dim().max(1);
+        if self.streams.0 != n {
+            self.streams = (n, RandomActions::new(self.seed, n));
+        }
+        self.streams.1.sample(&self.space, actions);
+        Ok(())
+    }
+}
+
 fn size(text: &str) -> Result<(u32, u32), Failure> {
     let parse = |s: &str| s.trim().parse::<u32>().ok();
     text.split_once('x')
@@ -87,13 +106,20 @@ pub fn run(args: &ViewArgs) -> CliResult {
         config = policy.env().config.clone();
         pilot = Some(Box::new(Trained(policy)));
     }
-    if args.policy.is_some() {
+    if let Some(kind) = &args.policy {
         let id = env
             .clone()
-            .ok_or_else(|| Failure("--policy scripted needs --env ENV".into()))?;
+            .ok_or_else(|| Failure(format!("--policy {kind} needs --env ENV")))?;
         let spec = proprio::registry().spec(&id, &config)?;
-        let controller = proprio::registry().controller(&id, &spec)?;
-        pilot = Some(Box::new(Scripted(controller)));
+        pilot = Some(if kind == "random" {
+            Box::new(Random {
+                space: spec.action_space.clone(),
+                seed: args.seed,
+                streams: (0, RandomActions::new(args.seed, 0)),
+            })
+        } else {
+            Box::new(Scripted(proprio::registry().controller(&id, &spec)?))
+        });
     }
     let capture = match &args.screenshot {
         Some(path) => Some(Capture {

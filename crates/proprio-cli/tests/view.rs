@@ -86,11 +86,12 @@ fn render(id: &str, seed: u64, frames: u32, dir: &Path) -> image::RgbImage {
     image::open(&path).unwrap().to_rgb8()
 }
 
-/// Pixels far (more than 40 levels in some channel) from the top-left pixel (the sky).
+/// Pixels far (more than 16 levels in some channel) from the top-left pixel
+/// (the sky, one flat colour): the ground and everything on it.
 fn foreground(img: &image::RgbImage) -> usize {
     let sky = img.get_pixel(0, 0);
     img.pixels()
-        .filter(|p| p.0.iter().zip(sky.0).any(|(a, b)| a.abs_diff(b) > 40))
+        .filter(|p| p.0.iter().zip(sky.0).any(|(a, b)| a.abs_diff(b) > 16))
         .count()
 }
 
@@ -113,6 +114,12 @@ fn every_env_renders_a_picture_that_follows_its_state() {
         assert!(
             fg > pixels / 20,
             "{id}: only {fg} of {pixels} pixels are not sky"
+        );
+        // Lit by the sun, not by ambient light alone (as on GL with shadow maps).
+        let mean = first.as_raw().iter().map(|&v| f64::from(v)).sum::<f64>() / (3 * pixels) as f64;
+        assert!(
+            mean > 120.0,
+            "{id}: the picture is dark (mean level {mean:.0})"
         );
         // Another seed draws another start (pose, targets, puzzle): the picture changes.
         let other = render(id, 1, 2, &dir);

@@ -87,6 +87,15 @@ pub enum Error {
     /// The requested backend cannot run here (no GPU adapter, or no GPU version of the env).
     #[error("{0}")]
     Backend(String),
+    /// An allocation was refused before it was made: it would not fit in memory.
+    #[error(
+        "{what} needs {needed} of memory, but only {available} is available; use fewer envs or smaller buffers"
+    )]
+    Memory {
+        what: String,
+        needed: String,
+        available: String,
+    },
 }
 
 fn at_env(env: Option<usize>) -> String {

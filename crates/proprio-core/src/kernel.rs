@@ -85,11 +85,11 @@ pub struct KernelVecEnv<K: Kernel> {
 
 impl<K: Kernel> KernelVecEnv<K> {
     /// Wraps `kernel`; the time limit is the spec's `max_episode_steps`.
-    pub fn new(kernel: K, autoreset: AutoresetMode) -> Self {
+    pub fn new(kernel: K, autoreset: AutoresetMode) -> Result<Self> {
         let n = kernel.num_envs();
         let spec = kernel.spec();
-        Self {
-            batch: Batch::new(n, spec.observation_space.flat_dim()),
+        Ok(Self {
+            batch: Batch::new(n, spec.observation_space.flat_dim())?,
             limit: spec.max_episode_steps,
             kernel,
             mode: autoreset,
@@ -100,7 +100,7 @@ impl<K: Kernel> KernelVecEnv<K> {
             elapsed: vec![0; n],
             returns: vec![0.0; n],
             first_index: 0,
-        }
+        })
     }
 
     /// The kernel, e.g. to reach GPU buffers.
@@ -320,7 +320,7 @@ impl<K: Kernel> KernelEnv<K> {
             )));
         }
         Ok(Self {
-            venv: KernelVecEnv::new(kernel, AutoresetMode::Disabled),
+            venv: KernelVecEnv::new(kernel, AutoresetMode::Disabled)?,
         })
     }
 

@@ -15,6 +15,7 @@ mod error;
 pub mod family;
 mod info;
 mod kernel;
+pub mod memory;
 mod pool;
 mod registry;
 pub mod rng;
@@ -34,7 +35,7 @@ pub use registry::{
     Controller, EnvEntry, MAX_EPISODE_STEPS, MakeController, MakeEnv, MakeVecEnv, Registry,
     split_config,
 };
-pub use rng::{EnvRng, episode_rng};
+pub use rng::{EnvRng, RandomActions, episode_rng};
 pub use scene::{Framing, Line, Pose, Scene, Shape, Texture, Visual};
 pub use space::Space;
 pub use task::{NoConfig, Outcome, Task, TaskEnv};

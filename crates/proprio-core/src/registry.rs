@@ -3,9 +3,10 @@
 use crate::env::{Env, EnvSpec};
 use crate::error::{Error, Result};
 use crate::family;
+use crate::memory;
 use crate::task::{Task, TaskEnv};
 use crate::threaded::ThreadedVecEnv;
-use crate::vec_env::{Backend, VecEnv, VecOptions};
+use crate::vec_env::{Backend, Batch, VecEnv, VecOptions};
 use crate::wrappers::TimeLimit;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -239,7 +240,22 @@ impl Registry {
         if num_envs == 0 {
             return Err(Error::Shape("num_envs must be at least 1".into()));
         }
-        (self.get(id)?.make_vec)(config, num_envs, options)
+        let registered = self.get(id)?;
+        let bytes = self.estimate_bytes(id, config)? * num_envs as u128;
+        memory::check(&format!("a batch of {num_envs} {id} envs"), bytes)?;
+        (registered.make_vec)(config, num_envs, options)
+    }
+
+    /// Bytes one env of a batch takes, estimated from a probe env: its batch
+    /// rows, its own size and its reset state as a snapshot (for the physics
+    /// envs the world's serialised size, a lower bound of its heap).
+    fn estimate_bytes(&self, id: &str, config: &Value) -> Result<u128> {
+        let mut probe = self.make(id, config)?;
+        probe.reset(Some(0), None)?;
+        let snapshot =
+            serde_json::to_string(&probe.snapshot()?.state).map_or(0, |s| s.len() as u128);
+        let obs_dim = probe.spec().observation_space.flat_dim();
+        Ok(Batch::bytes(1, obs_dim) + std::mem::size_of_val(&*probe) as u128 + snapshot)
     }
 
     /// The spec an env has under `config`.

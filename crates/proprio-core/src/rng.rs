@@ -6,6 +6,7 @@
 //! the same whether the batch holds 1 or 4096 envs and whatever the thread
 //! count. The generator's full position serialises with a snapshot.
 
+use crate::space::Space;
 use rand::SeedableRng;
 
 /// The random generator every environment instance draws from.
@@ -31,9 +32,51 @@ pub fn episode_rng(seed: u64, env_index: u64, episode: u64) -> EnvRng {
     rng
 }
 
+/// Uniform random actions for a batch, env `i` drawing from its own stream
+/// (episode index `u64::MAX` of env `i`, which no real episode reaches), so
+/// env `i`'s trajectory is the same whatever the batch size or thread count.
+pub struct RandomActions {
+    rngs: Vec<EnvRng>,
+}
+
+impl RandomActions {
+    /// Streams for envs `0..num_envs` under `seed`.
+    pub fn new(seed: u64, num_envs: usize) -> Self {
+        Self {
+            rngs: (0..num_envs as u64)
+                .map(|i| episode_rng(seed, i, u64::MAX))
+                .collect(),
+        }
+    }
+
+    /// Writes one sampled action of `space` per env into `actions` `[N × A]`.
+    pub fn sample(&mut self, space: &Space, actions: &mut [f32]) {
+        let dim = space.flat_dim().max(1);
+        for (row, rng) in actions.chunks_exact_mut(dim).zip(&mut self.rngs) {
+            space.sample(rng, row);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_actions_do_not_depend_on_the_batch_size() {
+        let space = Space::Box {
+            low: vec![-1.0; 3],
+            high: vec![1.0; 3],
+        };
+        let (mut one, mut many) = (RandomActions::new(5, 1), RandomActions::new(5, 64));
+        let (mut a, mut b) = (vec![0.0; 3], vec![0.0; 64 * 3]);
+        for _ in 0..10 {
+            one.sample(&space, &mut a);
+            many.sample(&space, &mut b);
+            assert_eq!(a, b[..3]);
+        }
+        assert_ne!(b[..3], b[3..6], "envs draw from different streams");
+    }
     use rand::Rng;
 
     #[test]

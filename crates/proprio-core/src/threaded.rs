@@ -137,7 +137,7 @@ impl<E: Env> ThreadedVecEnv<E> {
             .map_err(|e| Error::Shape(format!("cannot start {threads} worker threads: {e}")))?;
         let n = envs.len();
         Ok(Self {
-            batch: Batch::new(n, spec.observation_space.flat_dim()),
+            batch: Batch::new(n, spec.observation_space.flat_dim())?,
             status: vec![Status::Running; n],
             envs,
             spec,

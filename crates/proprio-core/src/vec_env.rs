@@ -3,6 +3,7 @@
 use crate::env::{EnvSpec, ResetOptions, State};
 use crate::error::{Error, Result};
 use crate::info::Info;
+use crate::memory;
 use crate::scene::Scene;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -117,20 +118,31 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// Zeroed buffers for `num_envs` envs with observations of length `obs_dim`.
-    pub fn new(num_envs: usize, obs_dim: usize) -> Self {
-        Self {
+    /// Zeroed buffers for `num_envs` envs with observations of length `obs_dim`;
+    /// a size that cannot be reserved is [`Error::Memory`].
+    pub fn new(num_envs: usize, obs_dim: usize) -> Result<Self> {
+        let rows = num_envs
+            .checked_mul(obs_dim)
+            .ok_or_else(|| Error::Shape(format!("{num_envs} envs × {obs_dim} floats overflow")))?;
+        let what = "the batch buffers";
+        Ok(Self {
             num_envs,
             obs_dim,
-            obs: vec![0.0; num_envs * obs_dim],
-            reward: vec![0.0; num_envs],
-            terminated: vec![false; num_envs],
-            truncated: vec![false; num_envs],
-            final_obs: vec![0.0; num_envs * obs_dim],
-            has_final: vec![false; num_envs],
-            infos: vec![Info::default(); num_envs],
-            final_infos: vec![Info::default(); num_envs],
-        }
+            obs: memory::filled(what, rows, 0.0)?,
+            reward: memory::filled(what, num_envs, 0.0)?,
+            terminated: memory::filled(what, num_envs, false)?,
+            truncated: memory::filled(what, num_envs, false)?,
+            final_obs: memory::filled(what, rows, 0.0)?,
+            has_final: memory::filled(what, num_envs, false)?,
+            infos: memory::filled(what, num_envs, Info::default())?,
+            final_infos: memory::filled(what, num_envs, Info::default())?,
+        })
+    }
+
+    /// Bytes [`Batch::new`] allocates for `num_envs` envs of `obs_dim` floats.
+    pub fn bytes(num_envs: usize, obs_dim: usize) -> u128 {
+        let row = 2 * 4 * obs_dim as u128 + 4 + 3 + 2 * std::mem::size_of::<Info>() as u128;
+        row * num_envs as u128
     }
 
     /// Observation of env `i`.

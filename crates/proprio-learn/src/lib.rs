@@ -13,6 +13,7 @@ mod error;
 mod grad;
 pub mod grpo;
 mod head;
+mod integrity;
 mod layout;
 mod mlp;
 pub mod plot;

@@ -3,6 +3,7 @@
 use crate::device::Backend;
 use crate::envs::{EnvSource, NormalizerStats};
 use crate::error::{LearnError, Result};
+use crate::integrity;
 use burn::module::Module;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use proprio::serde_json::{self, Map, Value};
@@ -85,6 +86,21 @@ pub struct Run {
 const INFO: &str = "run.json";
 const METRICS: &str = "metrics.jsonl";
 const CHECKPOINT: &str = "checkpoint";
+const PARTIAL: &str = "checkpoint.partial";
+const OLD: &str = "checkpoint.old";
+const STATE: &str = "state.json";
+
+/// The run's checkpoint folder, verified against its manifest. A crash
+/// between the two renames of [`Run::save_checkpoint`] left only
+/// `checkpoint.old/`: it is put back first.
+fn open_checkpoint(dir: &Path) -> Result<PathBuf> {
+    let (checkpoint, old) = (dir.join(CHECKPOINT), dir.join(OLD));
+    if !checkpoint.exists() && old.exists() {
+        fs::rename(&old, &checkpoint).map_err(LearnError::io(&checkpoint))?;
+    }
+    integrity::verify(&checkpoint)?;
+    Ok(checkpoint)
+}
 
 /// The first multiple of `every` above `step` (`u64::MAX` when `every` is 0: never).
 pub fn next_multiple(step: u64, every: u64) -> u64 {
@@ -159,7 +175,7 @@ impl Run {
     /// Reopens a run to continue it from its last checkpoint.
     pub fn resume(dir: PathBuf, total_steps: u64) -> Result<(Self, Progress)> {
         let info: RunInfo = read_json(&dir.join(INFO))?;
-        let progress: Progress = read_json(&dir.join(CHECKPOINT).join("state.json"))?;
+        let progress: Progress = read_json(&open_checkpoint(&dir)?.join(STATE))?;
         truncate_metrics(&dir.join(METRICS), progress.global_step)?;
         let metrics = open_append(&dir.join(METRICS))?;
         let run = Self {
@@ -204,24 +220,36 @@ impl Run {
         Ok(())
     }
 
-    /// Writes a checkpoint atomically: `save` fills a fresh directory that then replaces `checkpoint/`.
+    /// Writes a checkpoint so that a crash at any moment leaves a loadable one:
+    /// `save` fills `checkpoint.partial/`, which is synced and sealed with a
+    /// manifest of hashes, then swapped in for `checkpoint/` by two renames
+    /// (`checkpoint/` → `checkpoint.old/`, `checkpoint.partial/` → `checkpoint/`).
     pub fn save_checkpoint(
         &self,
         progress: &Progress,
         save: impl FnOnce(&Path) -> Result<()>,
     ) -> Result<()> {
-        let partial = self.dir.join("checkpoint.partial");
+        let partial = self.dir.join(PARTIAL);
         if partial.exists() {
             fs::remove_dir_all(&partial).map_err(LearnError::io(&partial))?;
         }
         fs::create_dir_all(&partial).map_err(LearnError::io(&partial))?;
         save(&partial)?;
-        write_json(&partial.join("state.json"), progress)?;
-        let done = self.checkpoint_dir();
-        if done.exists() {
-            fs::remove_dir_all(&done).map_err(LearnError::io(&done))?;
+        write_json(&partial.join(STATE), progress)?;
+        integrity::seal(&partial)?;
+        let (done, old) = (self.checkpoint_dir(), self.dir.join(OLD));
+        if old.exists() {
+            fs::remove_dir_all(&old).map_err(LearnError::io(&old))?;
         }
-        fs::rename(&partial, &done).map_err(LearnError::io(&done))
+        if done.exists() {
+            fs::rename(&done, &old).map_err(LearnError::io(&old))?;
+        }
+        fs::rename(&partial, &done).map_err(LearnError::io(&done))?;
+        integrity::sync_dir(&self.dir)?;
+        if old.exists() {
+            fs::remove_dir_all(&old).map_err(LearnError::io(&old))?;
+        }
+        Ok(())
     }
 
     /// Closes the progress bar.
@@ -263,8 +291,8 @@ pub fn load_run(path: &Path) -> Result<(RunInfo, Progress, PathBuf)> {
         });
     };
     let info = read_json(&dir.join(INFO))?;
-    let checkpoint = dir.join(CHECKPOINT);
-    let progress = read_json(&checkpoint.join("state.json"))?;
+    let checkpoint = open_checkpoint(&dir)?;
+    let progress = read_json(&checkpoint.join(STATE))?;
     Ok((info, progress, checkpoint))
 }
 
@@ -282,7 +310,7 @@ fn truncate_metrics(path: &Path, global_step: u64) -> Result<()> {
         })
         .collect();
     let text: String = kept.iter().map(|l| format!("{l}\n")).collect();
-    fs::write(path, text).map_err(LearnError::io(path))
+    integrity::write_atomic(path, text.as_bytes())
 }
 
 fn open_append(path: &Path) -> Result<BufWriter<File>> {
@@ -294,13 +322,13 @@ fn open_append(path: &Path) -> Result<BufWriter<File>> {
         .map_err(LearnError::io(path))
 }
 
-/// Writes `value` as pretty JSON to `path`.
+/// Writes `value` as pretty JSON to `path`, atomically.
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(|e| LearnError::Checkpoint {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
-    fs::write(path, text).map_err(LearnError::io(path))
+    integrity::write_atomic(path, text.as_bytes())
 }
 
 /// Reads JSON from `path` into `T`, with the path in any error.

@@ -4,7 +4,7 @@
 
 use crate::SimShared;
 use crate::capture::Headless;
-use crate::draw::{DrawSet, Software, grid_offset, to_bevy};
+use crate::draw::{DrawSet, RenderFit, grid_offset, to_bevy};
 use bevy::camera::RenderTarget;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll};
@@ -37,13 +37,17 @@ impl Plugin for OrbitPlugin {
 fn spawn(
     mut commands: Commands,
     headless: Option<ResMut<Headless>>,
-    software: Res<Software>,
+    fit: Res<RenderFit>,
     mut images: ResMut<Assets<Image>>,
 ) {
     let mut camera = commands.spawn((
         Camera3d::default(),
         Tonemapping::None,
-        if software.0 { Msaa::Off } else { Msaa::Sample4 },
+        if fit.software {
+            Msaa::Off
+        } else {
+            Msaa::Sample4
+        },
         Transform::from_xyz(0.0, 2.0, 5.0).looking_at(Vec3::ZERO, Vec3::Y),
         IsDefaultUiCamera,
     ));

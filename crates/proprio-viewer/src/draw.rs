@@ -12,10 +12,16 @@ use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 use proprio_core::{Framing, Pose, Shape, Visual};
 use std::collections::HashMap;
 
-/// True when rendering on a CPU (lavapipe): no MSAA and one shadow cascade,
-/// which halve a frame's cost there (pick-cube at 960×540: 290 → 143 ms, docs/benchmarks.md).
+/// Render settings fitted to the adapter in use.
 #[derive(Resource, Clone, Copy)]
-pub struct Software(pub bool);
+pub struct RenderFit {
+    /// A CPU rasteriser (lavapipe): no MSAA and one shadow cascade, which halve
+    /// a frame's cost there (pick-cube at 960×540: 290 → 143 ms, docs/benchmarks.md).
+    pub software: bool,
+    /// GL: no shadow maps. There (Mesa's GL, wgpu 29, bevy 0.19) every
+    /// shadow-map comparison reads as occluded, which leaves only ambient light.
+    pub gl: bool,
+}
 
 /// Systems that read the scenes run after this set.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
@@ -118,19 +124,19 @@ impl Plugin for DrawPlugin {
 
 fn setup(
     mut commands: Commands,
-    software: Res<Software>,
+    fit: Res<RenderFit>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
     commands.spawn((
         DirectionalLight {
             illuminance: 9000.0,
-            shadow_maps_enabled: true,
+            shadow_maps_enabled: !fit.gl,
             ..default()
         },
         Transform::from_xyz(3.0, 8.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
         CascadeShadowConfigBuilder {
-            num_cascades: if software.0 { 1 } else { 4 },
+            num_cascades: if fit.software { 1 } else { 4 },
             maximum_distance: 40.0,
             ..default()
         }

@@ -21,6 +21,7 @@ pub use sim::Episode;
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
+use bevy::render::settings::WgpuSettings;
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use proprio_core::serde_json::Value;
@@ -51,6 +52,11 @@ pub enum ViewerError {
         "no GPU adapter for rendering ({0}); install a Vulkan driver (on Debian/Ubuntu without a GPU: `apt-get install mesa-vulkan-drivers libvulkan1`)"
     )]
     NoAdapter(String),
+    /// The renderer stopped with an error on this adapter.
+    #[error(
+        "{0}; RUST_LOG=wgpu=error shows why, and WGPU_BACKEND=vulkan or WGPU_BACKEND=gl picks another adapter"
+    )]
+    Render(String),
     /// The screenshot could not be written.
     #[error("cannot write the screenshot {path}: {message}")]
     Screenshot { path: PathBuf, message: String },
@@ -156,7 +162,7 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
     if !offscreen {
         preflight::display()?;
     }
-    let software = preflight::adapter()?;
+    let adapter = preflight::adapter()?;
     let pilot = options.pilot.map(|p| (p, ids[current].to_string()));
     let mut sim = Sim::new(
         ids,
@@ -170,14 +176,36 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
     let sim = Arc::new(SimRes(Mutex::new(sim)));
     let outcome = Outcome::default();
     let mut app = App::new();
+    let gl = adapter.backend == wgpu::Backend::Gl;
+    // On GL, bevy's SSAO compute shaders (which the viewer does not use) gather
+    // depth with an offset, which GLSL cannot express, and a failed pipeline
+    // stops the app. bevy loads SSAO only with 5 or more storage textures per
+    // stage, so on GL the viewer asks for 4.
+    let constrained_limits = gl.then(|| wgpu::Limits {
+        max_storage_textures_per_shader_stage: adapter
+            .limits
+            .max_storage_textures_per_shader_stage
+            .min(4),
+        ..adapter.limits.clone()
+    });
     let render = RenderPlugin {
+        render_creation: WgpuSettings {
+            backends: Some(adapter.backend.into()),
+            adapter_name: Some(adapter.name.clone()),
+            constrained_limits,
+            ..default()
+        }
+        .into(),
         synchronous_pipeline_compilation: options.capture.is_some(),
         ..default()
     };
     let log = bevy::log::LogPlugin {
         level: bevy::log::Level::WARN,
-        // wgpu probes every backend; the ones missing here are not errors.
-        filter: "wgpu=error,wgpu_hal=off,naga=error,bevy_render=error,winit=error".into(),
+        // wgpu probes every backend (the ones missing here are not errors), and
+        // a failed render is reported once, below, not as pages of shader
+        // source; RUST_LOG=wgpu=error shows those.
+        filter: "wgpu=off,wgpu_hal=off,naga=off,bevy_render=off,winit=error,bevy_pbr::ssao=error"
+            .into(),
         ..default()
     };
     if let Some(c) = options.capture.clone().filter(|c| !c.window) {
@@ -217,7 +245,10 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         }
     }
     app.insert_resource(SimShared(sim.clone()))
-        .insert_resource(draw::Software(software))
+        .insert_resource(draw::RenderFit {
+            software: adapter.software,
+            gl,
+        })
         .insert_resource(hud::Overlay {
             visible: !options.hide_overlay,
         })
@@ -240,8 +271,9 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         message,
     })?;
     if let AppExit::Error(code) = exit {
-        return Err(ViewerError::Options(format!(
-            "the viewer stopped with error code {code}"
+        return Err(ViewerError::Render(format!(
+            "rendering failed on {} ({:?}) with error code {code}",
+            adapter.name, adapter.backend
         )));
     }
     let sim = sim.get();

@@ -3,7 +3,7 @@
 
 use crate::ViewerError;
 use std::path::Path;
-use wgpu::{Backends, Instance, InstanceDescriptor};
+use wgpu::{Instance, InstanceDescriptor, PowerPreference, RequestAdapterOptions};
 
 /// A window needs an X11 display (the viewer is built with winit's X11 backend).
 pub fn display() -> Result<(), ViewerError> {
@@ -24,17 +24,37 @@ pub fn display() -> Result<(), ViewerError> {
     Ok(())
 }
 
-/// Rendering needs a wgpu adapter (a GPU driver, or Mesa's lavapipe on a CPU).
-/// Returns true when every adapter is a software one (render cheaply then).
-pub fn adapter() -> Result<bool, ViewerError> {
+/// The adapter the viewer renders with. It is chosen here, the way wgpu
+/// would choose it (honouring `WGPU_BACKEND` and `WGPU_POWER_PREF`), and bevy
+/// is then told to use exactly this one, so the render settings fit it.
+#[derive(Debug, Clone)]
+pub struct Adapter {
+    /// Vulkan, GL, Metal or DX12.
+    pub backend: wgpu::Backend,
+    /// A CPU rasteriser (lavapipe, llvmpipe): render cheaply.
+    pub software: bool,
+    /// The adapter's name, for bevy's adapter selection.
+    pub name: String,
+    /// What the adapter supports.
+    pub limits: wgpu::Limits,
+}
+
+/// Rendering needs a wgpu adapter (a GPU driver, Mesa's lavapipe, or Mesa's GL).
+pub fn adapter() -> Result<Adapter, ViewerError> {
     let instance = Instance::new(InstanceDescriptor::new_without_display_handle_from_env());
-    let adapters = bevy::tasks::block_on(instance.enumerate_adapters(Backends::all()));
-    if adapters.is_empty() {
-        return Err(ViewerError::NoAdapter(
-            "wgpu found no Vulkan, GL or other adapter".into(),
-        ));
-    }
-    Ok(adapters
-        .iter()
-        .all(|a| a.get_info().device_type == wgpu::DeviceType::Cpu))
+    let options = RequestAdapterOptions {
+        power_preference: PowerPreference::from_env().unwrap_or(PowerPreference::HighPerformance),
+        force_fallback_adapter: false,
+        compatible_surface: None,
+    };
+    let adapter = bevy::tasks::block_on(instance.request_adapter(&options)).map_err(|e| {
+        ViewerError::NoAdapter(format!("wgpu found no Vulkan, GL or other adapter: {e}"))
+    })?;
+    let info = adapter.get_info();
+    Ok(Adapter {
+        backend: info.backend,
+        software: info.device_type == wgpu::DeviceType::Cpu,
+        name: info.name,
+        limits: adapter.limits(),
+    })
 }

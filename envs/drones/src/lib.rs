@@ -125,12 +125,12 @@ fn make_vec(
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
             let kernel = CpuKernel::new(spec, settings, n, threads)?;
-            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)))
+            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }
         #[cfg(feature = "gpu")]
         Backend::Gpu => {
             let kernel = GpuKernel::new(spec, settings, n)?;
-            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)))
+            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }
         #[cfg(not(feature = "gpu"))]
         Backend::Gpu => Err(Error::Backend(

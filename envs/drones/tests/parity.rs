@@ -191,7 +191,7 @@ fn observations_can_stay_on_the_device() {
         Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
     };
     eprintln!("adapter: {}", kernel.adapter());
-    let mut venv = KernelVecEnv::new(kernel, AutoresetMode::NextStep);
+    let mut venv = KernelVecEnv::new(kernel, AutoresetMode::NextStep).unwrap();
     venv.reset(Some(0), None).unwrap();
     let first = venv.batch().obs.clone();
     venv.kernel_mut().keep_obs_on_device(true);

@@ -147,7 +147,7 @@ fn make_vec(
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
     let kernel = CpuKernel::new(spec, settings, n, threads)?;
-    Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)))
+    Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
 }
 
 fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>> {

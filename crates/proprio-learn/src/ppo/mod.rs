@@ -19,7 +19,7 @@ use burn::module::Module;
 use burn::optim::{AdamConfig, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::serde_json::{Map, Value, json};
-use proprio::{EnvRng, episode_rng};
+use proprio::{EnvRng, episode_rng, memory};
 
 /// A PPO learner bound to its training envs.
 pub struct Ppo {
@@ -66,6 +66,12 @@ impl Ppo {
         let spec = env.venv_ref().spec().clone();
         let head = ActionHead::for_space(&spec.action_space)?;
         let obs_dim = spec.observation_space.flat_dim();
+        // The rollout on the host and its copy as tensors for the update.
+        let floats_per_step = obs_dim + head.action_dim() + 4;
+        memory::check(
+            &format!("a rollout of {} × {} steps", cfg.num_steps, cfg.num_envs),
+            memory::bytes_of(&[cfg.num_steps, cfg.num_envs, floats_per_step], 2 * 4),
+        )?;
         let device = device.autodiff();
         let mut rng = episode_rng(seed, u64::MAX - 1, 0);
         let agent = ActorCritic::new(obs_dim, &head, &cfg.hidden, &device, &mut rng);

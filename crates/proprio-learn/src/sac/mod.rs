@@ -90,7 +90,7 @@ impl Sac {
             q_optim: AdamConfig::new().init(),
             alpha_optim: AdamConfig::new().init(),
             next_obs: env.venv_ref().batch().obs.clone(),
-            buffer: ReplayBuffer::new(capacity, obs_dim, action_dim),
+            buffer: ReplayBuffer::new(capacity, obs_dim, action_dim)?,
             rng,
             cfg,
             device,

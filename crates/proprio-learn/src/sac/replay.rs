@@ -1,6 +1,7 @@
 //! A ring-buffer replay memory on the host.
 
 use proprio::EnvRng;
+use proprio::memory;
 use proprio::rand::RngExt;
 use serde::{Deserialize, Serialize};
 
@@ -29,20 +30,26 @@ pub struct Sample {
 }
 
 impl ReplayBuffer {
-    /// An empty buffer of `capacity` transitions.
-    pub fn new(capacity: usize, obs_dim: usize, action_dim: usize) -> Self {
-        Self {
+    /// An empty buffer of `capacity` transitions; refused up front when it cannot fit in memory.
+    pub fn new(capacity: usize, obs_dim: usize, action_dim: usize) -> proprio::Result<Self> {
+        let floats_per_transition = 2 * obs_dim + action_dim + 2;
+        let what = format!("a replay buffer of {capacity} transitions");
+        memory::check(
+            &what,
+            memory::bytes_of(&[capacity, floats_per_transition], 4),
+        )?;
+        Ok(Self {
             obs_dim,
             action_dim,
             capacity,
             len: 0,
             next: 0,
-            obs: vec![0.0; capacity * obs_dim],
-            actions: vec![0.0; capacity * action_dim],
-            rewards: vec![0.0; capacity],
-            next_obs: vec![0.0; capacity * obs_dim],
-            terminated: vec![0.0; capacity],
-        }
+            obs: memory::filled(&what, capacity * obs_dim, 0.0)?,
+            actions: memory::filled(&what, capacity * action_dim, 0.0)?,
+            rewards: memory::filled(&what, capacity, 0.0)?,
+            next_obs: memory::filled(&what, capacity * obs_dim, 0.0)?,
+            terminated: memory::filled(&what, capacity, 0.0)?,
+        })
     }
 
     /// Transitions stored.
