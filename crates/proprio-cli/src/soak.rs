@@ -1,6 +1,6 @@
 //! `proprio soak`: step a batch with random actions and autoreset for a long
 //! time, checking every observation and reward is finite and sampling the
-//! resident memory; fails if a NaN appears or the memory grows.
+//! resident memory four times a second; fails if a NaN appears or the memory grows.
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
@@ -22,7 +22,7 @@ pub struct SoakArgs {
     /// ...or after this many seconds, whichever comes first.
     #[arg(long, default_value_t = 3600.0)]
     max_seconds: f64,
-    /// Seconds stepped before the memory baseline is taken.
+    /// Seconds stepped before the memory baseline is taken (at most a tenth of --max-env-steps).
     #[arg(long, default_value_t = 10.0)]
     warmup_seconds: f64,
     /// Largest accepted growth of the resident memory over the baseline, in percent.
@@ -91,9 +91,11 @@ pub fn run(args: &SoakArgs) -> CliResult {
         }
         episodes += (0..args.num_envs).filter(|&i| batch.done(i)).count() as u64;
         if start.elapsed() >= next_sample {
-            next_sample += Duration::from_secs(1);
+            next_sample += Duration::from_millis(250);
             last = rss_bytes().unwrap_or(0);
-            if baseline.is_none() && start.elapsed().as_secs_f64() >= args.warmup_seconds {
+            let warm = start.elapsed().as_secs_f64() >= args.warmup_seconds
+                || env_steps >= args.max_env_steps / 10;
+            if baseline.is_none() && warm {
                 baseline = Some(last);
             }
             if baseline.is_some() {

@@ -3,7 +3,7 @@
 
 use crate::ViewerError;
 use std::path::Path;
-use wgpu::{Instance, InstanceDescriptor, PowerPreference, RequestAdapterOptions};
+use wgpu::{Backends, Instance, InstanceDescriptor, PowerPreference, RequestAdapterOptions};
 
 /// A window needs an X11 display (the viewer is built with winit's X11 backend).
 pub fn display() -> Result<(), ViewerError> {
@@ -24,8 +24,8 @@ pub fn display() -> Result<(), ViewerError> {
     Ok(())
 }
 
-/// The adapter the viewer renders with. It is chosen here, the way wgpu
-/// would choose it (honouring `WGPU_BACKEND` and `WGPU_POWER_PREF`), and bevy
+/// The adapter the viewer renders with. It is chosen here (honouring
+/// `WGPU_BACKEND` and `WGPU_POWER_PREF`), and bevy
 /// is then told to use exactly this one, so the render settings fit it.
 #[derive(Debug, Clone)]
 pub struct Adapter {
@@ -41,13 +41,29 @@ pub struct Adapter {
 
 /// Rendering needs a wgpu adapter (a GPU driver, Mesa's lavapipe, or Mesa's GL).
 pub fn adapter() -> Result<Adapter, ViewerError> {
-    let instance = Instance::new(InstanceDescriptor::new_without_display_handle_from_env());
+    // Without `WGPU_BACKEND`, Vulkan/Metal/DX12 come first and GL is the
+    // fallback (wgpu alone would rank Mesa's GL above lavapipe, a CPU device).
+    let tries = match Backends::from_env() {
+        Some(chosen) => vec![chosen],
+        None => vec![Backends::PRIMARY, Backends::GL],
+    };
     let options = RequestAdapterOptions {
         power_preference: PowerPreference::from_env().unwrap_or(PowerPreference::HighPerformance),
         force_fallback_adapter: false,
         compatible_surface: None,
     };
-    let adapter = bevy::tasks::block_on(instance.request_adapter(&options)).map_err(|e| {
+    let mut found = Err("no backend tried".to_string());
+    for backends in tries {
+        let mut descriptor = InstanceDescriptor::new_without_display_handle_from_env();
+        descriptor.backends = backends;
+        let instance = Instance::new(descriptor);
+        found =
+            bevy::tasks::block_on(instance.request_adapter(&options)).map_err(|e| e.to_string());
+        if found.is_ok() {
+            break;
+        }
+    }
+    let adapter = found.map_err(|e| {
         ViewerError::NoAdapter(format!("wgpu found no Vulkan, GL or other adapter: {e}"))
     })?;
     let info = adapter.get_info();
