@@ -5,38 +5,15 @@ use proprio::serde_json::{Value, json};
 use proprio::{Env, VecOptions};
 use proptest::prelude::*;
 
+#[path = "../support/any_json.rs"]
+mod any_json;
+use any_json::any_json;
+
 /// Steps that follow an accepted config or action batch, to reach a NaN if one hides.
 const FOLLOW_UP_STEPS: usize = 5;
 
 fn ids() -> Vec<&'static str> {
     proprio::registry().ids().collect()
-}
-
-/// A JSON value of any kind a user could type, extremes included.
-fn any_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
-        prop::num::f64::NORMAL.prop_map(Value::from),
-        prop_oneof![
-            Just(0.0),
-            Just(-0.0),
-            Just(1e300),
-            Just(-1e300),
-            Just(1e-300)
-        ]
-        .prop_map(Value::from),
-        "[a-z_]{0,12}".prop_map(Value::from),
-    ];
-    leaf.prop_recursive(2, 8, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-            prop::collection::btree_map("[a-z_]{1,8}", inner, 0..3)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
 }
 
 /// A float of any class: ordinary, huge, tiny, infinite or NaN.

@@ -3,7 +3,7 @@
 use crate::{CliResult, Failure, input};
 use clap::Args;
 use proprio::serde_json::json;
-use proprio::{Backend, RandomActions, VecOptions};
+use proprio::{Backend, RandomActions};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -20,18 +20,8 @@ pub struct BenchArgs {
     /// Untimed batch steps before timing.
     #[arg(long, default_value_t = 50)]
     warmup: usize,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Where the physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend.
-    #[arg(long, default_value = "cpu")]
-    backend: Backend,
-    /// Seed of the envs and of the random actions.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Config as inline JSON or a JSON file.
-    #[arg(long)]
-    config: Option<String>,
+    #[command(flatten)]
+    batch: input::BatchArgs,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -42,24 +32,21 @@ pub fn run(args: &BenchArgs) -> CliResult {
         return Err(Failure("--steps must be at least 1".into()));
     }
     let threads = args
+        .batch
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     if threads == 0 {
         return Err(Failure("--threads must be at least 1".into()));
     }
-    let config = input::config(args.config.as_deref())?;
-    let options = VecOptions {
-        threads: Some(threads),
-        backend: args.backend,
-        ..VecOptions::default()
-    };
-    let mut venv = proprio::make_vec(&args.env, args.num_envs, &config, options)?;
+    let mut venv = args
+        .batch
+        .make_vec(&args.env, args.num_envs, Some(threads))?;
     let space = venv.spec().action_space.clone();
     let physics_per_step = f64::from(venv.spec().physics_steps_per_step);
     let dim = space.flat_dim();
     let mut actions = vec![0.0; args.num_envs * dim];
-    let mut random = RandomActions::new(args.seed, args.num_envs);
-    venv.reset(Some(args.seed), None)?;
+    let mut random = RandomActions::new(args.batch.seed, args.num_envs);
+    venv.reset(Some(args.batch.seed), None)?;
     let mut run = |steps: usize| -> Result<f64, Failure> {
         let start = Instant::now();
         for _ in 0..steps {
@@ -73,11 +60,11 @@ pub fn run(args: &BenchArgs) -> CliResult {
     let env_steps = (args.num_envs * args.steps) as f64;
     let sps = env_steps / seconds;
     // Per-core figures only mean something for CPU threads.
-    let cores = (args.backend == Backend::Cpu).then_some(threads);
+    let cores = (args.batch.backend == Backend::Cpu).then_some(threads);
     let per_core = |v: f64| cores.map(|c| v / c as f64);
     let report = json!({
         "env": args.env,
-        "backend": args.backend.to_string(),
+        "backend": args.batch.backend.to_string(),
         "num_envs": args.num_envs,
         "threads": cores,
         "steps": args.steps,

@@ -1,8 +1,9 @@
 //! Reading what the user hands the CLI: configs, action files, snapshots, output paths.
 
 use crate::Failure;
+use clap::Args;
 use proprio::serde_json::{self, Value};
-use proprio::{Space, State};
+use proprio::{Backend, Space, State, VecEnv, VecOptions};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -78,5 +79,44 @@ pub fn output(path: Option<&Path>, force: bool) -> Result<Box<dyn Write>, Failur
         Some(p) => File::create(p)
             .map(|f| Box::new(BufWriter::new(f)) as Box<dyn Write>)
             .map_err(|e| Failure(format!("cannot create {}: {e}", p.display()))),
+    }
+}
+
+/// The options of the commands that step a batch with random actions (bench, soak).
+#[derive(Args)]
+pub struct BatchArgs {
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Where the physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend.
+    #[arg(long, default_value = "cpu")]
+    pub backend: Backend,
+    /// Seed of the envs and of the random actions.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Config as inline JSON or a JSON file.
+    #[arg(long)]
+    pub config: Option<String>,
+}
+
+impl BatchArgs {
+    /// `num_envs` envs of `env` under these options (`threads` overrides `--threads`).
+    pub fn make_vec(
+        &self,
+        env: &str,
+        num_envs: usize,
+        threads: Option<usize>,
+    ) -> Result<Box<dyn VecEnv>, Failure> {
+        let options = VecOptions {
+            threads: threads.or(self.threads),
+            backend: self.backend,
+            ..VecOptions::default()
+        };
+        Ok(proprio::make_vec(
+            env,
+            num_envs,
+            &config(self.config.as_deref())?,
+            options,
+        )?)
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
+use proprio::RandomActions;
 use proprio::serde_json::json;
-use proprio::{Backend, RandomActions, VecOptions};
 use std::time::{Duration, Instant};
 
 #[derive(Args)]
@@ -28,18 +28,8 @@ pub struct SoakArgs {
     /// Largest accepted growth of the resident memory over the baseline, in percent.
     #[arg(long, default_value_t = 1.0)]
     max_growth_percent: f64,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Where the physics runs: cpu threads or gpu (wgpu).
-    #[arg(long, default_value = "cpu")]
-    backend: Backend,
-    /// Seed of the envs and of the random actions.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Config as inline JSON or a JSON file.
-    #[arg(long)]
-    config: Option<String>,
+    #[command(flatten)]
+    batch: input::BatchArgs,
 }
 
 /// Resident set size of this process in bytes (Linux, 4 KiB pages; `None` elsewhere).
@@ -55,17 +45,11 @@ pub fn run(args: &SoakArgs) -> CliResult {
             "--max-seconds must be larger than --warmup-seconds (which is at least 0)".into(),
         ));
     }
-    let config = input::config(args.config.as_deref())?;
-    let options = VecOptions {
-        threads: args.threads,
-        backend: args.backend,
-        ..VecOptions::default()
-    };
-    let mut venv = proprio::make_vec(&args.env, args.num_envs, &config, options)?;
+    let mut venv = args.batch.make_vec(&args.env, args.num_envs, None)?;
     let space = venv.spec().action_space.clone();
     let mut actions = vec![0.0; args.num_envs * space.flat_dim()];
-    let mut random = RandomActions::new(args.seed, args.num_envs);
-    venv.reset(Some(args.seed), None)?;
+    let mut random = RandomActions::new(args.batch.seed, args.num_envs);
+    venv.reset(Some(args.batch.seed), None)?;
     let start = Instant::now();
     let (mut env_steps, mut episodes) = (0u64, 0u64);
     let (mut baseline, mut last, mut peak) = (None, 0u64, 0u64);
@@ -109,7 +93,7 @@ pub fn run(args: &SoakArgs) -> CliResult {
     let growth = 100.0 * (peak as f64 - baseline as f64) / baseline.max(1) as f64;
     let report = json!({
         "env": args.env,
-        "backend": args.backend.to_string(),
+        "backend": args.batch.backend.to_string(),
         "num_envs": args.num_envs,
         "env_steps": env_steps,
         "episodes": episodes,
@@ -119,7 +103,6 @@ pub fn run(args: &SoakArgs) -> CliResult {
         "rss_peak_bytes": peak,
         "rss_final_bytes": last,
         "rss_growth_percent": growth,
-        "non_finite": 0,
     });
     println!("{report}");
     if growth > args.max_growth_percent {

@@ -75,16 +75,16 @@ impl Pilot for Scripted {
 struct Random {
     space: proprio::Space,
     seed: u64,
-    streams: (usize, RandomActions),
+    streams: RandomActions,
 }
 
 impl Pilot for Random {
     fn act(&mut self, _obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
         let n = actions.len() / self.space.flat_dim().max(1);
-        if self.streams.0 != n {
-            self.streams = (n, RandomActions::new(self.seed, n));
+        if self.streams.num_envs() != n {
+            self.streams = RandomActions::new(self.seed, n);
         }
-        self.streams.1.sample(&self.space, actions);
+        self.streams.sample(&self.space, actions);
         Ok(())
     }
 }
@@ -115,7 +115,7 @@ pub fn run(args: &ViewArgs) -> CliResult {
             Box::new(Random {
                 space: spec.action_space.clone(),
                 seed: args.seed,
-                streams: (0, RandomActions::new(args.seed, 0)),
+                streams: RandomActions::new(args.seed, args.num_envs),
             })
         } else {
             Box::new(Scripted(proprio::registry().controller(&id, &spec)?))

@@ -1,17 +1,12 @@
 //! The `proprio` binary as a user runs it: outputs, and one-line errors with a non-zero exit.
 
+mod common;
 #[path = "../../../tests/support/scratch.rs"]
 mod scratch;
+use common::{assert_one_line_error, assert_success, proprio};
 use scratch::Scratch;
 use serde_json::Value;
 use std::process::{Command, Output};
-
-fn proprio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_proprio"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
@@ -21,22 +16,6 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
-}
-
-/// Asserts a failed run: non-zero exit, exactly one line on stderr containing `needle`, no backtrace.
-fn assert_one_line_error(out: &Output, needle: &str) {
-    assert!(
-        !out.status.success(),
-        "expected failure, got {:?}",
-        out.status
-    );
-    let err = String::from_utf8(out.stderr.clone()).unwrap();
-    assert_eq!(err.lines().count(), 1, "stderr must be one line:\n{err}");
-    assert!(err.starts_with("error: ") && err.contains(needle), "{err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{err}"
-    );
 }
 
 #[test]
@@ -117,11 +96,7 @@ fn rollout_from_a_gymnasium_state_reproduces_gymnasium() {
         "--actions",
         &actions,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let lines: Vec<Value> = stdout(&out)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -292,11 +267,7 @@ fn eval_runs_the_scripted_drone_controller() {
         "8",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["success_rate"], 1.0, "{report}");
     assert_eq!(report["returns"].as_array().unwrap().len(), 8);

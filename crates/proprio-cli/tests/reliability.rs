@@ -4,29 +4,19 @@
 //! killed at any moment resumes from what is on disk, and any JSON the user
 //! hands the CLI is an error line or a run, never a panic.
 
+#[path = "../../../tests/support/any_json.rs"]
+mod any_json;
+mod common;
 #[path = "../../../tests/support/scratch.rs"]
 mod scratch;
+use any_json::any_json;
+use common::{assert_one_line_error, assert_success, proprio};
 use proptest::prelude::*;
 use scratch::Scratch;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-fn proprio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_proprio"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// A failed run with one line of error containing `needle` (exit 1, no panic).
-fn assert_one_line_error(out: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "stderr must be one line:\n{err}");
-    assert!(err.starts_with("error: ") && err.contains(needle), "{err}");
-}
 
 #[test]
 fn an_oversized_batch_is_refused_naming_its_size() {
@@ -76,11 +66,7 @@ fn rollout_obs(num_envs: &str, scratch: &Path) -> Vec<Vec<f64>> {
         "--out",
         path.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     std::fs::read_to_string(&path)
         .unwrap()
         .lines()
@@ -127,11 +113,7 @@ fn a_checkpoint_with_a_flipped_bit_is_refused_naming_the_file() {
     let scratch = Scratch::new("bitflip");
     let run = scratch.join("run");
     let out = train_tiny(&run, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let model = run.join("checkpoint").join("model.bpk");
     let mut bytes = std::fs::read(&model).unwrap();
     let middle = bytes.len() / 2;
@@ -224,11 +206,7 @@ fn training_killed_at_random_moments_resumes_from_disk() {
         "--episodes",
         "2",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
     let steps: Vec<u64> = metrics
         .lines()
@@ -242,24 +220,6 @@ fn training_killed_at_random_moments_resumes_from_disk() {
         steps.windows(2).all(|w| w[0] < w[1]),
         "metrics repeat or go back: {steps:?}"
     );
-}
-
-/// A JSON value of any shape and any extreme.
-fn any_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        prop::num::f64::NORMAL.prop_map(Value::from),
-        "[a-z_]{0,10}".prop_map(Value::from),
-    ];
-    leaf.prop_recursive(2, 8, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-            prop::collection::btree_map("[a-z_]{1,8}", inner, 0..3)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
 }
 
 proptest! {

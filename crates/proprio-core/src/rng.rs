@@ -49,6 +49,11 @@ impl RandomActions {
         }
     }
 
+    /// Envs it has streams for.
+    pub fn num_envs(&self) -> usize {
+        self.rngs.len()
+    }
+
     /// Writes one sampled action of `space` per env into `actions` `[N × A]`.
     pub fn sample(&mut self, space: &Space, actions: &mut [f32]) {
         let dim = space.flat_dim().max(1);
@@ -61,6 +66,7 @@ impl RandomActions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
 
     #[test]
     fn random_actions_do_not_depend_on_the_batch_size() {
@@ -77,7 +83,6 @@ mod tests {
         }
         assert_ne!(b[..3], b[3..6], "envs draw from different streams");
     }
-    use rand::Rng;
 
     #[test]
     fn streams_differ_by_every_coordinate() {

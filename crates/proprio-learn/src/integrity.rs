@@ -113,13 +113,17 @@ pub fn verify(checkpoint: &Path) -> Result<()> {
 }
 
 #[cfg(test)]
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+
+#[cfg(test)]
 mod tests {
+    use super::scratch::Scratch;
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("proprio-integrity-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
+    /// A run folder with an empty `checkpoint/`, removed when the test ends.
+    fn scratch(name: &str) -> Scratch {
+        let dir = Scratch::new(&format!("integrity-{name}"));
         fs::create_dir_all(dir.join("checkpoint")).unwrap();
         dir
     }
@@ -149,7 +153,6 @@ mod tests {
             err.contains("state.json") && err.contains("missing"),
             "{err}"
         );
-        fs::remove_dir_all(&run).unwrap();
     }
 
     #[test]
@@ -159,11 +162,10 @@ mod tests {
         write_atomic(&path, b"old").unwrap();
         write_atomic(&path, b"new").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"new");
-        let names: Vec<_> = fs::read_dir(&run)
+        let names: Vec<_> = fs::read_dir(&*run)
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
-        fs::remove_dir_all(&run).unwrap();
     }
 }

@@ -172,21 +172,23 @@ impl Run {
         })
     }
 
-    /// Reopens a run to continue it from its last checkpoint.
-    pub fn resume(dir: PathBuf, total_steps: u64) -> Result<(Self, Progress)> {
-        let info: RunInfo = read_json(&dir.join(INFO))?;
-        let progress: Progress = read_json(&open_checkpoint(&dir)?.join(STATE))?;
+    /// Reopens a run to continue it from `progress`, its last checkpoint (read with [`load_run`]).
+    pub fn resume(
+        dir: PathBuf,
+        info: RunInfo,
+        progress: &Progress,
+        total_steps: u64,
+    ) -> Result<Self> {
         truncate_metrics(&dir.join(METRICS), progress.global_step)?;
         let metrics = open_append(&dir.join(METRICS))?;
-        let run = Self {
+        Ok(Self {
             progress: progress_bar(total_steps, progress.global_step),
             dir,
             info,
             metrics,
             started: Instant::now(),
             elapsed_before: progress.elapsed_s,
-        };
-        Ok((run, progress))
+        })
     }
 
     /// Wall-clock seconds of training, including earlier sessions of a resumed run.

@@ -192,10 +192,12 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
 
 /// Continues a run from its last checkpoint, optionally to a new `total_steps`.
 pub fn resume(dir: PathBuf, total_steps: Option<u64>) -> Result<PathBuf> {
-    let (info, _, _) = load_run(&dir)?;
+    let (info, progress, checkpoint) = load_run(&dir)?;
     let (learner, total) = Learner::build(&info, total_steps)?;
-    let (mut run, progress) = Run::resume(dir, total)?;
-    let mut learner = learner.resume(progress, &run.checkpoint_dir())?;
+    // The run directory itself, also when `dir` named its `checkpoint/`.
+    let dir = checkpoint.parent().map_or(dir, Path::to_path_buf);
+    let mut run = Run::resume(dir, info, &progress, total)?;
+    let mut learner = learner.resume(progress, &checkpoint)?;
     learner.train(&mut run)?;
     run.finish();
     Ok(run.dir)
