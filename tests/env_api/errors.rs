@@ -175,3 +175,20 @@ fn a_gpu_backend_is_refused_clearly_where_there_is_none() {
         "classic/cartpole-v1 runs on the cpu backend only"
     );
 }
+
+#[test]
+fn a_state_that_overflows_the_observation_is_refused_and_changes_nothing() {
+    let mut env = proprio::make("classic/pendulum-v1", &Value::Null).unwrap();
+    env.reset(Some(0), None).unwrap();
+    let before = env.snapshot().unwrap();
+    let huge: proprio::State =
+        proprio::serde_json::from_value(json!({ "state": [0.0, 1e300] })).unwrap();
+    let mut obs = vec![0.0; 3];
+    let err = env.restore(&huge, &mut obs).unwrap_err();
+    assert!(
+        matches!(err, Error::State(_)) && err.to_string().contains("not finite"),
+        "{err}"
+    );
+    assert_eq!(env.snapshot().unwrap(), before);
+    assert!(obs.iter().all(|v| v.is_finite()), "{obs:?}");
+}

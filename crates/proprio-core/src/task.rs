@@ -176,7 +176,19 @@ impl<T: Task> Env for TaskEnv<T> {
         }
         let task_state = T::State::deserialize(&state.state)
             .map_err(|e| Error::State(format!("field 'state' for {}: {e}", self.spec.id)))?;
+        let previous = self.task.state();
         self.task.set_state(task_state)?;
+        self.task.observe(obs);
+        // A state can be finite in f64 and still overflow the f32 observation.
+        if let Some(bad) = obs.iter().find(|v| !v.is_finite()) {
+            let bad = *bad;
+            self.task.set_state(previous)?;
+            self.task.observe(obs);
+            return Err(Error::State(format!(
+                "field 'state' for {} gives the observation value {bad}, which is not finite",
+                self.spec.id
+            )));
+        }
         self.seed = state.seed;
         self.episode = Some(state.episode);
         self.rng = match &state.rng {
@@ -185,7 +197,6 @@ impl<T: Task> Env for TaskEnv<T> {
         };
         self.phase = state.phase;
         self.episode_return = state.episode_return;
-        self.task.observe(obs);
         Ok(())
     }
 
