@@ -65,6 +65,8 @@ enum Command {
 fn main() -> ExitCode {
     heap::keep_freed_memory();
     let cli = Cli::parse();
+    #[cfg(feature = "viewer")]
+    let viewer = matches!(cli.command, Command::View(_));
     let result = match cli.command {
         Command::List(args) => catalog::list(&args),
         Command::Info(args) => catalog::info(&args),
@@ -77,11 +79,16 @@ fn main() -> ExitCode {
         #[cfg(feature = "viewer")]
         Command::View(args) => view::run(&args),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match result {
+        Ok(()) => 0,
         Err(Failure(message)) => {
             eprintln!("error: {}", message.replace('\n', " "));
-            ExitCode::FAILURE
+            1
         }
+    };
+    #[cfg(feature = "viewer")]
+    if viewer {
+        view::exit_now(code);
     }
+    ExitCode::from(code)
 }
