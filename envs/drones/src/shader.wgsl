@@ -19,7 +19,8 @@ struct Params {
     _pad1: f32,
 }
 
-@group(0) @binding(0) var<uniform> P: Params;
+// Storage, not uniform: see `Params` in gpu.rs.
+@group(0) @binding(0) var<storage, read> P: Params;
 // Chunked struct-of-arrays state (state.rs).
 @group(0) @binding(1) var<storage, read_write> state: array<f32>;
 // The start of each env's next episode, LEN floats per env.
