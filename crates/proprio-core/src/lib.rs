@@ -36,7 +36,7 @@ pub use registry::{
     split_config,
 };
 pub use rng::{EnvRng, RandomActions, episode_rng};
-pub use scene::{Framing, Line, Pose, Scene, Shape, Texture, Visual};
+pub use scene::{Framing, Line, Pose, Scene, SceneCamera, Shape, Texture, Visual};
 pub use space::Space;
 pub use task::{NoConfig, Outcome, Task, TaskEnv};
 pub use threaded::{MAX_THREADS, MIN_ENVS_PER_THREAD, ThreadedVecEnv};

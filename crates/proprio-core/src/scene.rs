@@ -147,6 +147,20 @@ impl Default for Framing {
     }
 }
 
+/// A named camera an env offers besides its framing (a drone's follow camera,
+/// a car's chase camera), so pixel observations can pick a viewpoint by name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SceneCamera {
+    /// The name users pass as `--camera`.
+    pub name: &'static str,
+    /// Where the camera stands, m.
+    pub eye: [f32; 3],
+    /// Where it looks, m.
+    pub target: [f32; 3],
+    /// Vertical field of view, degrees.
+    pub fov_y_degrees: f32,
+}
+
 /// Everything a renderer needs to draw one env now. Reused between frames:
 /// [`Scene::clear`] keeps the buffers.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -161,6 +175,8 @@ pub struct Scene {
     pub text: Vec<String>,
     /// The default camera.
     pub framing: Framing,
+    /// Further named cameras (renderers also offer `default` and `top` from the framing).
+    pub cameras: Vec<SceneCamera>,
     /// Simulated seconds per env step, for real-time playback (Gymnasium's
     /// `render_fps` inverted); `None` for turn-based tasks that wait for an answer.
     pub step_seconds: Option<f32>,
@@ -173,6 +189,7 @@ impl Scene {
         self.markers.clear();
         self.lines.clear();
         self.text.clear();
+        self.cameras.clear();
         self.framing = Framing::default();
         self.step_seconds = None;
     }

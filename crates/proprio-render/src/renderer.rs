@@ -1,0 +1,552 @@
+//! The batched renderer: one wgpu device, every env's scene drawn into its own
+//! layer of one texture array (the same viewport for every env, so an image
+//! never depends on its place in the batch), one read-back per call.
+
+use crate::camera::View;
+use crate::gpu::{Growing, Targets, create_pipeline};
+use crate::mesh::{Instance, Mesh, Meshes, primitives};
+use crate::texture::Atlas;
+use crate::{Frames, RenderError};
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+use proprio_core::{Pose, Scene, Visual};
+use std::sync::mpsc;
+
+/// Triangles around the sphere and cylinder meshes.
+const SEGMENTS: u32 = 24;
+/// Half the side of the floor, m.
+const FLOOR_HALF_SIZE: f32 = 50.0;
+/// sRGB colour of the floor.
+const FLOOR_COLOUR: [f32; 4] = [0.62, 0.64, 0.66, 1.0];
+/// Linear RGB of the background.
+const SKY: wgpu::Color = wgpu::Color {
+    r: 0.33,
+    g: 0.42,
+    b: 0.56,
+    a: 1.0,
+};
+
+/// What to render: the image size and whether a floor is drawn under every scene.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderConfig {
+    /// Image width, pixels.
+    pub width: u32,
+    /// Image height, pixels.
+    pub height: u32,
+    /// Draw a checkered floor at z = 0 (scenes do not carry their ground).
+    pub floor: bool,
+}
+
+impl Default for RenderConfig {
+    fn default() -> Self {
+        Self {
+            width: 64,
+            height: 64,
+            floor: true,
+        }
+    }
+}
+
+/// One camera as the shader reads it.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct GpuCamera {
+    view_projection: [[f32; 4]; 4],
+    eye: [f32; 4],
+    forward: [f32; 4],
+}
+
+/// One instanced draw: `count` instances of `mesh` from `first`, translucent or not.
+#[derive(Clone, Copy)]
+struct Draw {
+    mesh: usize,
+    translucent: bool,
+    first: u32,
+    count: u32,
+}
+
+/// Renders batches of scenes offscreen. Build one per image size and reuse it.
+pub struct Renderer {
+    config: RenderConfig,
+    adapter: String,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    opaque: wgpu::RenderPipeline,
+    translucent: wgpu::RenderPipeline,
+    layout: wgpu::BindGroupLayout,
+    sampler: wgpu::Sampler,
+    vertices: wgpu::Buffer,
+    indices: wgpu::Buffer,
+    ranges: [(i32, u32, u32); 4],
+    instances: Growing,
+    cameras: Growing,
+    readback: Growing,
+    bind_group: Option<wgpu::BindGroup>,
+    atlas: Atlas,
+    targets: Option<Targets>,
+    max_layers: u32,
+    instance_data: Vec<Instance>,
+    camera_data: Vec<GpuCamera>,
+    draws: Vec<Draw>,
+    env_draws: Vec<(usize, usize)>,
+}
+
+impl Renderer {
+    /// A renderer of `config.width × config.height` images on the adapter wgpu
+    /// picks (`WGPU_BACKEND` chooses vulkan, gl, metal or dx12).
+    pub fn new(config: RenderConfig) -> Result<Self, RenderError> {
+        if !(8..=4096).contains(&config.width) || !(8..=4096).contains(&config.height) {
+            return Err(RenderError::Size {
+                width: config.width,
+                height: config.height,
+            });
+        }
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: None,
+        }))
+        .map_err(|e| RenderError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        let adapter_name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("proprio-render"),
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| RenderError::Device(format!("{adapter_name}: {e}")))?;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("proprio-render"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("shader.wgsl").into()),
+        });
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("proprio-render"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only: true },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::NonFiltering),
+                    count: None,
+                },
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("proprio-render"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline =
+            |translucent: bool| create_pipeline(&device, &pipeline_layout, &module, translucent);
+        let (opaque, translucent) = (pipeline(false), pipeline(true));
+        let meshes = Meshes::new(SEGMENTS);
+        let buffer = |label, contents: &[u8], usage| {
+            wgpu::util::DeviceExt::create_buffer_init(
+                &device,
+                &wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents,
+                    usage,
+                },
+            )
+        };
+        let vertices = buffer(
+            "vertices",
+            bytemuck::cast_slice(&meshes.vertices),
+            wgpu::BufferUsages::VERTEX,
+        );
+        let indices = buffer(
+            "indices",
+            bytemuck::cast_slice(&meshes.indices),
+            wgpu::BufferUsages::INDEX,
+        );
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(RenderError::Device(format!(
+                "{adapter_name}: the scene shader does not build: {}",
+                chain(&e)
+            )));
+        }
+        let sampler = device.create_sampler(&Default::default());
+        let copy_dst = wgpu::BufferUsages::COPY_DST;
+        Ok(Self {
+            config,
+            adapter: adapter_name,
+            max_layers: device.limits().max_texture_array_layers.clamp(1, 256),
+            instances: Growing::new(&device, "instances", wgpu::BufferUsages::VERTEX | copy_dst),
+            cameras: Growing::new(&device, "cameras", wgpu::BufferUsages::STORAGE | copy_dst),
+            readback: Growing::new(&device, "readback", wgpu::BufferUsages::MAP_READ | copy_dst),
+            atlas: Atlas::new(&device),
+            bind_group: None,
+            targets: None,
+            ranges: meshes.ranges,
+            device,
+            queue,
+            opaque,
+            translucent,
+            layout,
+            sampler,
+            vertices,
+            indices,
+            instance_data: Vec::new(),
+            camera_data: Vec::new(),
+            draws: Vec::new(),
+            env_draws: Vec::new(),
+        })
+    }
+
+    /// The adapter in use, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan, Cpu)`.
+    pub fn adapter(&self) -> &str {
+        &self.adapter
+    }
+
+    /// The image size and options this renderer was built for.
+    pub fn config(&self) -> &RenderConfig {
+        &self.config
+    }
+
+    /// Renders every scene from its camera `camera` into `frames` (RGB, and
+    /// depth in metres when `depth`); frame `i` shows `scenes[i]`.
+    pub fn render(
+        &mut self,
+        scenes: &[Scene],
+        camera: &str,
+        depth: bool,
+        frames: &mut Frames,
+    ) -> Result<(), RenderError> {
+        self.render_envs(scenes, 0..scenes.len(), camera, depth, frames)
+    }
+
+    /// Renders the scenes `envs` picks (in that order) into `frames`.
+    pub fn render_envs(
+        &mut self,
+        scenes: &[Scene],
+        envs: impl ExactSizeIterator<Item = usize>,
+        camera: &str,
+        depth: bool,
+        frames: &mut Frames,
+    ) -> Result<(), RenderError> {
+        let count = envs.len();
+        frames.resize(count, self.config.width, self.config.height, depth);
+        if count == 0 {
+            return Ok(());
+        }
+        self.build(scenes, envs, camera)?;
+        self.upload(count)?;
+        let (padded, rows) = (self.padded_row(), self.config.height as u64);
+        let plane = count as u64 * rows * padded;
+        self.readback
+            .reserve(&self.device, if depth { 2 * plane } else { plane });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let layers = self.targets.as_ref().map_or(1, |t| t.layers) as usize;
+        for chunk_start in (0..count).step_by(layers) {
+            let chunk = layers.min(count - chunk_start);
+            for slot in chunk_start..chunk_start + chunk {
+                self.draw_env(&mut encoder, slot, slot - chunk_start);
+            }
+            let targets = self.targets.as_ref().expect("upload made the targets");
+            let offset = chunk_start as u64 * rows * padded;
+            self.copy_out(&mut encoder, &targets.colour, chunk, offset);
+            if depth {
+                self.copy_out(&mut encoder, &targets.depth, chunk, plane + offset);
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+        let size = if depth { 2 * plane } else { plane };
+        self.read_back(size, frames)
+    }
+}
+
+impl Renderer {
+    /// Bytes of one image row in the read-back buffer (wgpu aligns rows to 256).
+    fn padded_row(&self) -> u64 {
+        (self.config.width as u64 * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64)
+    }
+
+    /// Fills the instance, camera and draw lists of the envs `envs` picks.
+    fn build(
+        &mut self,
+        scenes: &[Scene],
+        envs: impl Iterator<Item = usize>,
+        camera: &str,
+    ) -> Result<(), RenderError> {
+        self.atlas.begin_batch();
+        let mut instances = std::mem::take(&mut self.instance_data);
+        instances.clear();
+        self.camera_data.clear();
+        self.draws.clear();
+        self.env_draws.clear();
+        let floor = Visual::new(
+            proprio_core::Shape::Rectangle {
+                half_size: [FLOOR_HALF_SIZE; 2],
+            },
+            Pose::at([0.0, 0.0, -0.002]),
+            FLOOR_COLOUR,
+        );
+        let mut result = Ok(());
+        for (slot, env) in envs.enumerate() {
+            let scene = scenes.get(env).ok_or(RenderError::Env {
+                env,
+                count: scenes.len(),
+            })?;
+            let view = View::named(scene, camera)?;
+            let (w, h) = (self.config.width, self.config.height);
+            self.camera_data.push(GpuCamera {
+                view_projection: view.view_projection(w, h).to_cols_array_2d(),
+                eye: view.eye.extend(0.0).into(),
+                forward: view.forward().extend(0.0).into(),
+            });
+            let first_draw = self.draws.len();
+            let floor = self.config.floor.then_some(&floor);
+            let opaque = floor.into_iter().chain(&scene.bodies);
+            result = self.push_draws(&mut instances, opaque, false, slot as u32);
+            if result.is_ok() {
+                result = self.push_draws(&mut instances, &scene.markers, true, slot as u32);
+            }
+            if result.is_err() {
+                break;
+            }
+            self.env_draws.push((first_draw, self.draws.len()));
+        }
+        self.instance_data = instances;
+        result
+    }
+
+    /// Appends the instances of `visuals`, grouped by mesh, and one draw per mesh used.
+    fn push_draws<'v>(
+        &mut self,
+        instances: &mut Vec<Instance>,
+        visuals: impl IntoIterator<Item = &'v Visual> + Clone,
+        translucent: bool,
+        slot: u32,
+    ) -> Result<(), RenderError> {
+        let floor = self.config.floor && !translucent;
+        for (mesh_index, mesh) in Mesh::ALL.into_iter().enumerate() {
+            let first = instances.len() as u32;
+            for (k, visual) in visuals.clone().into_iter().enumerate() {
+                let texture = match (&visual.texture, mesh) {
+                    (Some(t), Mesh::Quad) => Some(self.atlas.cell(&self.queue, t)?),
+                    _ => None,
+                };
+                primitives(visual, |m, pose, scale: Vec3| {
+                    if m != mesh {
+                        return;
+                    }
+                    let mut instance = Instance::new(&pose, scale, visual.colour, slot);
+                    if let Some((cell, w, h)) = texture {
+                        instance = instance.with_texture(cell, w, h);
+                    }
+                    if floor && k == 0 {
+                        instance = instance.checkered();
+                    }
+                    instances.push(instance);
+                });
+            }
+            let count = instances.len() as u32 - first;
+            if count > 0 {
+                self.draws.push(Draw {
+                    mesh: mesh_index,
+                    translucent,
+                    first,
+                    count,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends instances and cameras to the GPU; sizes the targets for `count` envs.
+    fn upload(&mut self, count: usize) -> Result<(), RenderError> {
+        let instance_bytes: &[u8] = bytemuck::cast_slice(&self.instance_data);
+        let camera_bytes: &[u8] = bytemuck::cast_slice(&self.camera_data);
+        self.instances
+            .reserve(&self.device, instance_bytes.len() as u64);
+        let new_cameras = self
+            .cameras
+            .reserve(&self.device, camera_bytes.len() as u64);
+        if !instance_bytes.is_empty() {
+            self.queue
+                .write_buffer(&self.instances.buffer, 0, instance_bytes);
+        }
+        self.queue
+            .write_buffer(&self.cameras.buffer, 0, camera_bytes);
+        let layers = (count as u32).min(self.max_layers);
+        if self.targets.as_ref().is_none_or(|t| t.layers < layers) {
+            self.targets = Some(Targets::new(&self.device, &self.config, layers));
+        }
+        if new_cameras || self.bind_group.is_none() {
+            let atlas = self.atlas.view();
+            self.bind_group = Some(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("proprio-render"),
+                layout: &self.layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: self.cameras.buffer.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::TextureView(&atlas),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: wgpu::BindingResource::Sampler(&self.sampler),
+                    },
+                ],
+            }));
+        }
+        Ok(())
+    }
+
+    /// Records the render pass of env `slot` into target layer `layer`.
+    fn draw_env(&self, encoder: &mut wgpu::CommandEncoder, slot: usize, layer: usize) {
+        let targets = self.targets.as_ref().expect("upload made the targets");
+        let clear = |c| wgpu::Operations {
+            load: wgpu::LoadOp::Clear(c),
+            store: wgpu::StoreOp::Store,
+        };
+        let no_hit = wgpu::Color::TRANSPARENT;
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("env"),
+            color_attachments: &[
+                Some(wgpu::RenderPassColorAttachment {
+                    view: &targets.colour_views[layer],
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: clear(SKY),
+                }),
+                Some(wgpu::RenderPassColorAttachment {
+                    view: &targets.depth_views[layer],
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: clear(no_hit),
+                }),
+            ],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &targets.zbuffer,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Discard,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
+        pass.set_vertex_buffer(0, self.vertices.slice(..));
+        pass.set_vertex_buffer(1, self.instances.buffer.slice(..));
+        pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
+        let (from, to) = self.env_draws[slot];
+        let mut translucent = None;
+        for draw in &self.draws[from..to] {
+            if translucent != Some(draw.translucent) {
+                let pipeline = if draw.translucent {
+                    &self.translucent
+                } else {
+                    &self.opaque
+                };
+                pass.set_pipeline(pipeline);
+                translucent = Some(draw.translucent);
+            }
+            let (base_vertex, first_index, index_count) = self.ranges[draw.mesh];
+            pass.draw_indexed(
+                first_index..first_index + index_count,
+                base_vertex,
+                draw.first..draw.first + draw.count,
+            );
+        }
+    }
+
+    /// Copies the first `layers` layers of `texture` to the read-back buffer at `offset`.
+    fn copy_out(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        texture: &wgpu::Texture,
+        layers: usize,
+        offset: u64,
+    ) {
+        encoder.copy_texture_to_buffer(
+            texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &self.readback.buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset,
+                    bytes_per_row: Some(self.padded_row() as u32),
+                    rows_per_image: Some(self.config.height),
+                },
+            },
+            wgpu::Extent3d {
+                width: self.config.width,
+                height: self.config.height,
+                depth_or_array_layers: layers as u32,
+            },
+        );
+    }
+
+    /// Waits for the GPU, then unpacks `size` read-back bytes into `frames`.
+    fn read_back(&self, size: u64, frames: &mut Frames) -> Result<(), RenderError> {
+        let (tx, rx) = mpsc::channel();
+        let slice = self.readback.buffer.slice(0..size);
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| RenderError::Device(format!("waiting for the GPU: {e}")))?;
+        rx.recv()
+            .map_err(|e| RenderError::Device(format!("reading frames: {e}")))?
+            .map_err(|e| RenderError::Device(format!("reading frames: {e}")))?;
+        {
+            let bytes = slice.get_mapped_range();
+            let padded = self.padded_row() as usize;
+            let (w, h) = (frames.width as usize, frames.height as usize);
+            let plane = frames.count * h * padded;
+            for (row, out) in frames.rgb.chunks_exact_mut(w * 3).enumerate() {
+                let src = &bytes[row * padded..row * padded + w * 4];
+                for (px, rgba) in out.chunks_exact_mut(3).zip(src.chunks_exact(4)) {
+                    px.copy_from_slice(&rgba[..3]);
+                }
+            }
+            for (row, out) in frames.depth.chunks_exact_mut(w).enumerate() {
+                let at = plane + row * padded;
+                out.copy_from_slice(bytemuck::cast_slice(&bytes[at..at + w * 4]));
+            }
+        }
+        self.readback.buffer.unmap();
+        Ok(())
+    }
+}
+
+/// An error and its sources on one line (wgpu's own message is only "Validation Error").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text = format!("{text}: {s}");
+        source = s.source();
+    }
+    text.replace('\n', " ")
+}
