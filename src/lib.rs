@@ -11,6 +11,8 @@
 
 pub use proprio_core as core;
 pub use proprio_core::*;
+#[cfg(feature = "render")]
+pub use proprio_render as render;
 
 use std::sync::OnceLock;
 
@@ -45,4 +47,33 @@ pub fn make_vec(
     options: VecOptions,
 ) -> Result<Box<dyn VecEnv>> {
     registry().make_vec(id, num_envs, config, options)
+}
+
+/// Builds a batch whose observations are what `obs` asks for: the state, or
+/// camera images rendered offscreen (alone or followed by the state).
+#[cfg(feature = "render")]
+pub fn make_vec_observed(
+    id: &str,
+    num_envs: usize,
+    config: &serde_json::Value,
+    options: VecOptions,
+    obs: &render::ObsOptions,
+) -> Result<Box<dyn VecEnv>> {
+    if obs.mode == render::ObsMode::State {
+        return make_vec(id, num_envs, config, options);
+    }
+    // Same-step autoreset renders the last frame before resetting: the wrapper does it.
+    let inner = VecOptions {
+        autoreset: match options.autoreset {
+            AutoresetMode::SameStep => AutoresetMode::Disabled,
+            other => other,
+        },
+        ..options
+    };
+    let venv = make_vec(id, num_envs, config, inner)?;
+    Ok(Box::new(render::PixelObs::new(
+        venv,
+        obs.clone(),
+        options.autoreset,
+    )?))
 }

@@ -6,6 +6,7 @@ mod determinism;
 mod errors;
 mod fuzz;
 mod noisy;
+mod pixels;
 mod scenes;
 mod snapshot;
 mod wrappers;

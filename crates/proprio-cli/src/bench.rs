@@ -2,6 +2,7 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
+use proprio::render::ObsMode;
 use proprio::serde_json::json;
 use proprio::{Backend, RandomActions};
 use std::time::Instant;
@@ -58,6 +59,8 @@ pub fn run(args: &BenchArgs) -> CliResult {
     run(args.warmup)?;
     let seconds = run(args.steps)?;
     let env_steps = (args.num_envs * args.steps) as f64;
+    // With image observations every env step renders one frame (next-step autoreset).
+    let rendered = args.batch.obs.obs != ObsMode::State;
     let sps = env_steps / seconds;
     // Per-core figures only mean something for CPU threads.
     let cores = (args.batch.backend == Backend::Cpu).then_some(threads);
@@ -75,6 +78,8 @@ pub fn run(args: &BenchArgs) -> CliResult {
         "env_steps_per_s_per_core": per_core(sps),
         "physics_steps_per_s": sps * physics_per_step,
         "physics_steps_per_s_per_core": per_core(sps * physics_per_step),
+        "obs": args.batch.obs.obs.to_string(),
+        "rendered_frames_per_s": rendered.then_some(sps),
         "includes": "random action sampling and autoreset",
     });
     if args.json {

@@ -22,6 +22,8 @@ pub struct InfoArgs {
     /// Print the spec as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    obs: input::ObsArgs,
 }
 
 fn limit(spec: &EnvSpec) -> String {
@@ -75,17 +77,23 @@ pub fn list(args: &ListArgs) -> CliResult {
 pub fn info(args: &InfoArgs) -> CliResult {
     let registry = proprio::registry();
     let config = input::config(args.config.as_deref())?;
-    let spec = registry.spec(&args.env, &config)?;
+    let mut spec = registry.spec(&args.env, &config)?;
+    let state_dim = spec.observation_space.flat_dim();
+    spec.observation_space = args.obs.options().space(&spec.observation_space);
+    let shape = args.obs.shape(state_dim);
     if args.json {
+        let mut doc = serde_json::to_value(&spec).map_err(|e| Failure(e.to_string()))?;
+        doc["observation_shape"] = shape;
         println!(
             "{}",
-            serde_json::to_string_pretty(&spec).map_err(|e| Failure(e.to_string()))?
+            serde_json::to_string_pretty(&doc).map_err(|e| Failure(e.to_string()))?
         );
         return Ok(());
     }
     let (entry, defaults) = registry.entry(&args.env)?;
     println!("{}\n  {}\n", spec.id, spec.description);
     println!("observation  {}", spec.observation_space);
+    println!("             shape {shape}");
     println!("action       {}", spec.action_space);
     println!("             {}", spec.action_handling);
     println!("reward       {}", spec.reward);

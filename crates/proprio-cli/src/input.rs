@@ -2,6 +2,7 @@
 
 use crate::Failure;
 use clap::Args;
+use proprio::render::{ObsMode, ObsOptions};
 use proprio::serde_json::{self, Value};
 use proprio::{Backend, Space, State, VecEnv, VecOptions};
 use std::fs::File;
@@ -97,6 +98,45 @@ pub struct BatchArgs {
     /// Config as inline JSON or a JSON file.
     #[arg(long)]
     pub config: Option<String>,
+    #[command(flatten)]
+    pub obs: ObsArgs,
+}
+
+/// What the agent observes: the state, or images from a camera.
+#[derive(Args, Clone)]
+pub struct ObsArgs {
+    /// Observations: state, rgb, depth or rgb+state (images rendered offscreen through wgpu).
+    #[arg(long, default_value = "state")]
+    pub obs: ObsMode,
+    /// Side of the square images, pixels.
+    #[arg(long, default_value_t = 64)]
+    pub image_size: u32,
+    /// Camera of the images: default, top, or one the env offers (`proprio info` lists them).
+    #[arg(long, default_value = "default")]
+    pub camera: String,
+}
+
+impl ObsArgs {
+    /// The library's observation options.
+    pub fn options(&self) -> ObsOptions {
+        ObsOptions {
+            mode: self.obs,
+            image_size: self.image_size,
+            camera: self.camera.clone(),
+        }
+    }
+
+    /// The shape of one observation for the JSON outputs: `[h, w, 3]`, `[h, w]`,
+    /// `{"image": [h, w, 3], "state": [d]}` or `[d]` for `state_dim` floats of state.
+    pub fn shape(&self, state_dim: usize) -> serde_json::Value {
+        let s = self.image_size;
+        match self.obs {
+            ObsMode::State => serde_json::json!([state_dim]),
+            ObsMode::Rgb => serde_json::json!([s, s, 3]),
+            ObsMode::Depth => serde_json::json!([s, s]),
+            ObsMode::RgbState => serde_json::json!({"image": [s, s, 3], "state": [state_dim]}),
+        }
+    }
 }
 
 impl BatchArgs {
@@ -112,11 +152,12 @@ impl BatchArgs {
             backend: self.backend,
             ..VecOptions::default()
         };
-        Ok(proprio::make_vec(
+        Ok(proprio::make_vec_observed(
             env,
             num_envs,
             &config(self.config.as_deref())?,
             options,
+            &self.obs.options(),
         )?)
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
+use proprio::render::ObsMode;
 use proprio::serde_json::{self, json};
 use proprio::{AutoresetMode, Backend, RandomActions, VecEnv, VecOptions};
 use std::io::Write;
@@ -49,6 +50,8 @@ pub struct RolloutArgs {
     /// Where the physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend.
     #[arg(long, default_value = "cpu")]
     backend: Backend,
+    #[command(flatten)]
+    obs: input::ObsArgs,
 }
 
 pub fn run(args: &RolloutArgs) -> CliResult {
@@ -58,7 +61,13 @@ pub fn run(args: &RolloutArgs) -> CliResult {
         threads: args.threads,
         backend: args.backend,
     };
-    let mut venv = proprio::make_vec(&args.env, args.num_envs, &config, options)?;
+    let mut venv = proprio::make_vec_observed(
+        &args.env,
+        args.num_envs,
+        &config,
+        options,
+        &args.obs.options(),
+    )?;
     let space = venv.spec().action_space.clone();
     let scripted = match (&args.actions, args.random) {
         (Some(path), _) => Some(input::actions(path, &space)?),
@@ -83,7 +92,8 @@ pub fn run(args: &RolloutArgs) -> CliResult {
         let all: Vec<usize> = (0..venv.num_envs()).collect();
         venv.restore(state, &all)?;
     }
-    write_lines(&mut out, venv.as_ref(), 0)?;
+    let shape = obs_shape(&args.obs, venv.spec().observation_space.flat_dim());
+    write_lines(&mut out, venv.as_ref(), 0, &shape)?;
     let (n, dim) = (venv.num_envs(), space.flat_dim());
     let mut actions = vec![0.0; n * dim];
     let mut random = RandomActions::new(args.seed, n);
@@ -96,13 +106,28 @@ pub fn run(args: &RolloutArgs) -> CliResult {
         }
         venv.step(&actions)
             .map_err(|e| Failure(format!("step {t}: {e}")))?;
-        write_lines(&mut out, venv.as_ref(), t)?;
+        write_lines(&mut out, venv.as_ref(), t, &shape)?;
     }
     out.flush()
         .map_err(|e| Failure(format!("cannot write output: {e}")))
 }
 
-fn write_lines(out: &mut dyn Write, venv: &dyn VecEnv, step: usize) -> CliResult {
+/// The `obs_shape` of image observations (`None` for state, whose shape is its length).
+fn obs_shape(obs: &input::ObsArgs, flat_dim: usize) -> Option<serde_json::Value> {
+    let image = (obs.image_size * obs.image_size * 3) as usize;
+    match obs.obs {
+        ObsMode::State => None,
+        ObsMode::RgbState => Some(obs.shape(flat_dim - image)),
+        _ => Some(obs.shape(0)),
+    }
+}
+
+fn write_lines(
+    out: &mut dyn Write,
+    venv: &dyn VecEnv,
+    step: usize,
+    shape: &Option<serde_json::Value>,
+) -> CliResult {
     let batch = venv.batch();
     for i in 0..venv.num_envs() {
         let mut line = json!({
@@ -113,6 +138,9 @@ fn write_lines(out: &mut dyn Write, venv: &dyn VecEnv, step: usize) -> CliResult
             "terminated": batch.terminated[i],
             "truncated": batch.truncated[i],
         });
+        if let Some(shape) = shape {
+            line["obs_shape"] = shape.clone();
+        }
         if !batch.infos[i].is_empty() {
             line["info"] =
                 serde_json::to_value(&batch.infos[i]).map_err(|e| Failure(e.to_string()))?;

@@ -7,6 +7,7 @@
 #[path = "../../../tests/support/scratch.rs"]
 mod scratch;
 use scratch::Scratch;
+use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
@@ -314,4 +315,74 @@ fn no_display_no_adapter_and_existing_files_are_clear_errors() {
         &[],
     );
     assert_one_line_error(&out, "unknown environment");
+}
+
+#[test]
+fn rollout_and_bench_observe_pixels() {
+    let Some(dir) = render_dir("pixels") else {
+        return;
+    };
+    let out = dir.join("x.jsonl");
+    let args = "rollout --env manipulation/pick-cube-v0 --obs rgb --image-size 64 --num-envs 4 --random --steps 3 --out";
+    let mut argv: Vec<&str> = args.split(' ').collect();
+    argv.push(out.to_str().unwrap());
+    ok(&proprio(&argv, &[]));
+    let lines: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4 * 4);
+    for line in &lines {
+        assert_eq!(line["obs_shape"], serde_json::json!([64, 64, 3]));
+        let obs = line["obs"].as_array().unwrap();
+        assert_eq!(obs.len(), 64 * 64 * 3);
+        assert!(
+            obs.iter()
+                .all(|v| (0.0..=255.0).contains(&v.as_f64().unwrap()))
+        );
+    }
+    assert_ne!(lines[0]["obs"], lines[12]["obs"], "the arm moved");
+    let info = ok(&proprio(
+        &[
+            "info",
+            "manipulation/pick-cube-v0",
+            "--obs",
+            "rgb",
+            "--image-size",
+            "64",
+            "--json",
+        ],
+        &[],
+    ));
+    let info: Value = serde_json::from_str(&info).unwrap();
+    assert_eq!(info["observation_shape"], serde_json::json!([64, 64, 3]));
+    let bench = "bench --env classic/cartpole-v1 --num-envs 8 --steps 3 --warmup 1 --obs depth --image-size 16 --json";
+    let report: Value =
+        serde_json::from_str(&ok(&proprio(&bench.split(' ').collect::<Vec<_>>(), &[]))).unwrap();
+    assert!(
+        report["rendered_frames_per_s"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+    let bad = proprio(
+        &[
+            "rollout",
+            "--env",
+            "classic/cartpole-v1",
+            "--obs",
+            "rgb",
+            "--camera",
+            "wrist",
+            "--random",
+            "--steps",
+            "1",
+        ],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no camera 'wrist'") && err.lines().count() == 1,
+        "{err}"
+    );
 }

@@ -7,29 +7,30 @@
 //! and, without one, on Mesa's lavapipe (Vulkan) or llvmpipe (GL).
 //!
 //! ```no_run
+//! use proprio_core::{Pose, Scene, Shape, Visual};
 //! use proprio_render::{Frames, RenderConfig, Renderer};
-//! let mut venv = proprio::make_vec("manipulation/pick-cube-v0", 4, &Default::default(), Default::default()).unwrap();
-//! venv.reset(Some(0), None).unwrap();
-//! let mut scenes = vec![proprio::Scene::default(); 4];
-//! for (i, scene) in scenes.iter_mut().enumerate() {
-//!     venv.scene(i, scene).unwrap();
-//! }
+//! let mut scene = Scene::default();
+//! let cube = Shape::Cuboid { half_extents: [0.5; 3] };
+//! scene.bodies.push(Visual::new(cube, Pose::at([0.0, 0.0, 0.5]), [1.0, 0.2, 0.2, 1.0]));
 //! let mut renderer = Renderer::new(RenderConfig::default()).unwrap();
 //! let mut frames = Frames::default();
-//! renderer.render(&scenes, "default", false, &mut frames).unwrap();
+//! renderer.render(&[scene], "default", true, &mut frames).unwrap();
 //! assert_eq!(frames.rgb(0).len(), 64 * 64 * 3);
 //! ```
+//!
+//! Pixel observations for any registered env: `proprio::make_vec_observed`
+//! with [`ObsOptions`], which wraps the batch in [`PixelObs`].
 
 mod camera;
 mod gpu;
 mod mesh;
+mod pixels;
 mod renderer;
 mod texture;
 
 pub use camera::{DEFAULT_FOV_Y_DEGREES, FAR, NEAR, View};
+pub use pixels::{ObsMode, ObsOptions, PixelObs};
 pub use renderer::{RenderConfig, Renderer};
-
-use proprio_core::Scene;
 
 /// Why rendering failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -104,17 +105,4 @@ impl Frames {
         self.rgb.resize(n * 3, 0);
         self.depth.resize(if depth { n } else { 0 }, 0.0);
     }
-}
-
-/// Describes every env of `scenes`' length with `describe(i, scene)`, reusing the scenes.
-pub fn describe_all(
-    scenes: &mut Vec<Scene>,
-    count: usize,
-    mut describe: impl FnMut(usize, &mut Scene) -> proprio_core::Result<()>,
-) -> proprio_core::Result<()> {
-    scenes.resize_with(count, Scene::default);
-    for (i, scene) in scenes.iter_mut().enumerate() {
-        describe(i, scene)?;
-    }
-    Ok(())
 }

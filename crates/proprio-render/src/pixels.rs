@@ -1,0 +1,311 @@
+//! Pixel observations: a vector-env wrapper that replaces (or extends) each
+//! env's state observation with its camera image, rendered for the whole
+//! batch at once after every reset and step.
+
+use crate::{FAR, Frames, RenderConfig, Renderer};
+use proprio_core::{
+    AutoresetMode, Batch, EnvSpec, Error, ResetOptions, Result, Scene, Space, State, VecEnv,
+};
+use std::fmt;
+use std::str::FromStr;
+
+/// What the agent observes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ObsMode {
+    /// The env's own state vector.
+    #[default]
+    State,
+    /// An RGB image, `size × size × 3` values in `0..=255`.
+    Rgb,
+    /// A depth image, `size × size` distances along the camera axis in metres (0: nothing).
+    Depth,
+    /// The RGB image, then the state vector (a dict of `image` and `state`).
+    RgbState,
+}
+
+impl fmt::Display for ObsMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::State => "state",
+            Self::Rgb => "rgb",
+            Self::Depth => "depth",
+            Self::RgbState => "rgb+state",
+        })
+    }
+}
+
+impl FromStr for ObsMode {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "state" => Ok(Self::State),
+            "rgb" => Ok(Self::Rgb),
+            "depth" => Ok(Self::Depth),
+            "rgb+state" => Ok(Self::RgbState),
+            other => Err(format!(
+                "unknown observation mode '{other}' (expected state, rgb, depth or rgb+state)"
+            )),
+        }
+    }
+}
+
+/// How observations are made: the mode, the square image side and the camera.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObsOptions {
+    /// State, image, or both.
+    pub mode: ObsMode,
+    /// Side of the square image, pixels.
+    pub image_size: u32,
+    /// Name of the camera (`default`, `top`, or one the env offers).
+    pub camera: String,
+}
+
+impl Default for ObsOptions {
+    fn default() -> Self {
+        Self {
+            mode: ObsMode::State,
+            image_size: 64,
+            camera: "default".into(),
+        }
+    }
+}
+
+impl ObsOptions {
+    /// The observation space these options give an env whose state space is `state`.
+    pub fn space(&self, state: &Space) -> Space {
+        let (h, w) = (self.image_size as usize, self.image_size as usize);
+        let image = Space::Image {
+            height: h,
+            width: w,
+            channels: 3,
+        };
+        match self.mode {
+            ObsMode::State => state.clone(),
+            ObsMode::Rgb => image,
+            ObsMode::Depth => Space::uniform_box(h * w, 0.0, FAR),
+            ObsMode::RgbState => Space::Dict {
+                spaces: vec![("image".into(), image), ("state".into(), state.clone())],
+            },
+        }
+    }
+}
+
+/// Wraps a vector env so that its observations are camera images.
+///
+/// Same-step autoreset needs the image of the last state before the reset, so
+/// for it the inner env must run with autoreset disabled and this wrapper
+/// resets finished envs itself, after rendering them.
+pub struct PixelObs<V> {
+    inner: V,
+    options: ObsOptions,
+    autoreset: AutoresetMode,
+    spec: EnvSpec,
+    batch: Batch,
+    renderer: Renderer,
+    scenes: Vec<Scene>,
+    frames: Frames,
+    finished: Vec<bool>,
+    finished_envs: Vec<usize>,
+    all_envs: Vec<usize>,
+}
+
+impl<V: VecEnv> PixelObs<V> {
+    /// Wraps `inner`, giving observations as `options` says and autoreset as
+    /// `autoreset` (with `SameStep`, `inner` must have autoreset disabled).
+    pub fn new(inner: V, options: ObsOptions, autoreset: AutoresetMode) -> Result<Self> {
+        let expected = match autoreset {
+            AutoresetMode::SameStep => AutoresetMode::Disabled,
+            other => other,
+        };
+        if inner.autoreset_mode() != expected {
+            return Err(Error::Options(format!(
+                "pixel observations with {autoreset} autoreset need an inner env with {expected} autoreset, not {}",
+                inner.autoreset_mode()
+            )));
+        }
+        if options.mode == ObsMode::State {
+            return Err(Error::Options(
+                "pixel observations need an image mode (rgb, depth or rgb+state)".into(),
+            ));
+        }
+        let mut spec = inner.spec().clone();
+        spec.observation_space = options.space(&spec.observation_space);
+        let n = inner.num_envs();
+        let batch = Batch::new(n, spec.observation_space.flat_dim())?;
+        let side = options.image_size;
+        let renderer = Renderer::new(RenderConfig {
+            width: side,
+            height: side,
+            floor: true,
+        })?;
+        Ok(Self {
+            inner,
+            options,
+            autoreset,
+            spec,
+            batch,
+            renderer,
+            scenes: vec![Scene::default(); n],
+            frames: Frames::default(),
+            finished: vec![false; n],
+            finished_envs: Vec::with_capacity(n),
+            all_envs: (0..n).collect(),
+        })
+    }
+
+    /// The renderer's adapter, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan, Cpu)`.
+    pub fn adapter(&self) -> &str {
+        self.renderer.adapter()
+    }
+
+    /// The wrapped env.
+    pub fn inner(&self) -> &V {
+        &self.inner
+    }
+
+    /// Renders the envs `envs` lists into their observation rows.
+    fn observe(&mut self, envs: &[usize]) -> Result<()> {
+        for &i in envs {
+            self.inner.scene(i, &mut self.scenes[i])?;
+        }
+        let depth = self.options.mode == ObsMode::Depth;
+        let (scenes, camera) = (&self.scenes, &self.options.camera);
+        let which = envs.iter().copied();
+        self.renderer
+            .render_envs(scenes, which, camera, depth, &mut self.frames)?;
+        let d = self.batch.obs_dim;
+        for (k, &i) in envs.iter().enumerate() {
+            let row = &mut self.batch.obs[i * d..(i + 1) * d];
+            if depth {
+                row.copy_from_slice(self.frames.depth(k));
+                continue;
+            }
+            let pixels = self.frames.rgb(k);
+            for (o, &p) in row.iter_mut().zip(pixels) {
+                *o = f32::from(p);
+            }
+            if self.options.mode == ObsMode::RgbState {
+                row[pixels.len()..].copy_from_slice(self.inner.batch().obs(i));
+            }
+        }
+        Ok(())
+    }
+
+    /// Renders every env.
+    fn observe_all(&mut self) -> Result<()> {
+        let all = std::mem::take(&mut self.all_envs);
+        let observed = self.observe(&all);
+        self.all_envs = all;
+        observed
+    }
+
+    /// Copies rewards, flags and infos of the last inner call.
+    fn copy_outcome(&mut self) {
+        let inner = self.inner.batch();
+        let b = &mut self.batch;
+        b.reward.copy_from_slice(&inner.reward);
+        b.terminated.copy_from_slice(&inner.terminated);
+        b.truncated.copy_from_slice(&inner.truncated);
+        b.has_final.fill(false);
+        for (to, from) in b.infos.iter_mut().zip(&inner.infos) {
+            to.clone_from(from);
+        }
+    }
+
+    /// Same-step autoreset: keeps each finished env's last image and info, then resets it.
+    fn reset_finished(&mut self, options: ResetOptions) -> Result<()> {
+        let d = self.batch.obs_dim;
+        self.finished_envs.clear();
+        for i in 0..self.finished.len() {
+            let done = self.batch.terminated[i] || self.batch.truncated[i];
+            self.finished[i] = done;
+            if done {
+                self.finished_envs.push(i);
+                let b = &mut self.batch;
+                b.final_obs[i * d..(i + 1) * d].copy_from_slice(&b.obs[i * d..(i + 1) * d]);
+                b.final_infos[i].clone_from(&b.infos[i]);
+                b.has_final[i] = true;
+            }
+        }
+        if self.finished_envs.is_empty() {
+            return Ok(());
+        }
+        self.inner.reset_envs(&self.finished, options)?;
+        let envs = std::mem::take(&mut self.finished_envs);
+        for &i in &envs {
+            self.batch.infos[i].clone_from(&self.inner.batch().infos[i]);
+        }
+        let observed = self.observe(&envs);
+        self.finished_envs = envs;
+        observed
+    }
+}
+
+impl<V: VecEnv> VecEnv for PixelObs<V> {
+    fn spec(&self) -> &EnvSpec {
+        &self.spec
+    }
+
+    fn num_envs(&self) -> usize {
+        self.inner.num_envs()
+    }
+
+    fn autoreset_mode(&self) -> AutoresetMode {
+        self.autoreset
+    }
+
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
+        self.inner.reset(seed, options)?;
+        self.copy_outcome();
+        self.observe_all()
+    }
+
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
+        self.inner.reset_envs(mask, options)?;
+        let mut envs = std::mem::take(&mut self.finished_envs);
+        envs.clear();
+        envs.extend(mask.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i));
+        for &i in &envs {
+            let b = &mut self.batch;
+            let inner = self.inner.batch();
+            (b.reward[i], b.terminated[i], b.truncated[i]) =
+                (inner.reward[i], inner.terminated[i], inner.truncated[i]);
+            b.has_final[i] = false;
+            b.infos[i].clone_from(&inner.infos[i]);
+        }
+        let observed = self.observe(&envs);
+        self.finished_envs = envs;
+        observed
+    }
+
+    fn step(&mut self, actions: &[f32]) -> Result<()> {
+        self.inner.step(actions)?;
+        self.copy_outcome();
+        self.observe_all()?;
+        if self.autoreset == AutoresetMode::SameStep {
+            self.reset_finished(None)?;
+        }
+        Ok(())
+    }
+
+    fn batch(&self) -> &Batch {
+        &self.batch
+    }
+
+    fn batch_mut(&mut self) -> &mut Batch {
+        &mut self.batch
+    }
+
+    fn snapshot(&self, env: usize) -> Result<State> {
+        self.inner.snapshot(env)
+    }
+
+    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
+        self.inner.restore(state, envs)?;
+        self.observe(envs)
+    }
+
+    fn scene(&self, env: usize, scene: &mut Scene) -> Result<()> {
+        self.inner.scene(env, scene)
+    }
+}

@@ -1,0 +1,117 @@
+//! Pixel observations through the registry: the same images whatever the
+//! batch size or thread count, and same-step autoreset keeping the last frame.
+//! Skipped without any wgpu adapter, unless `PROPRIO_REQUIRE_GPU` is set.
+
+use crate::actions_for;
+use proprio::render::{ObsMode, ObsOptions};
+use proprio::serde_json::Value;
+use proprio::{AutoresetMode, Error, Space, VecEnv, VecOptions};
+
+fn pixels(
+    id: &str,
+    n: usize,
+    threads: usize,
+    autoreset: AutoresetMode,
+    mode: ObsMode,
+) -> Option<Box<dyn VecEnv>> {
+    let options = VecOptions {
+        autoreset,
+        threads: Some(threads),
+        ..VecOptions::default()
+    };
+    let obs = ObsOptions {
+        mode,
+        image_size: 24,
+        camera: "default".into(),
+    };
+    match proprio::make_vec_observed(id, n, &Value::Null, options, &obs) {
+        Ok(v) => Some(v),
+        Err(Error::Backend(e))
+            if e.starts_with("no GPU adapter")
+                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
+        {
+            eprintln!("skipped: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn images_do_not_depend_on_batch_size_or_threads() {
+    let id = "manipulation/push-cube-v0";
+    let Some(mut big) = pixels(id, 5, 2, AutoresetMode::NextStep, ObsMode::RgbState) else {
+        return;
+    };
+    let mut small = pixels(id, 2, 1, AutoresetMode::NextStep, ObsMode::RgbState).unwrap();
+    assert_eq!(
+        big.spec().observation_space,
+        Space::Dict {
+            spaces: vec![
+                (
+                    "image".into(),
+                    Space::Image {
+                        height: 24,
+                        width: 24,
+                        channels: 3
+                    }
+                ),
+                (
+                    "state".into(),
+                    proprio::registry()
+                        .spec(id, &Value::Null)
+                        .unwrap()
+                        .observation_space
+                ),
+            ]
+        }
+    );
+    big.reset(Some(3), None).unwrap();
+    small.reset(Some(3), None).unwrap();
+    for step in 0..4 {
+        assert_eq!(
+            big.batch().obs[..2 * big.batch().obs_dim],
+            small.batch().obs[..]
+        );
+        big.step(&actions_for(big.as_ref(), step)).unwrap();
+        small.step(&actions_for(small.as_ref(), step)).unwrap();
+    }
+    // Different envs show different scenes (the cube starts elsewhere).
+    let d = big.batch().obs_dim;
+    assert_ne!(
+        big.batch().obs[..24 * 24 * 3],
+        big.batch().obs[d..d + 24 * 24 * 3]
+    );
+}
+
+#[test]
+fn same_step_autoreset_keeps_the_last_frame() {
+    let id = "classic/cartpole-v1";
+    let Some(mut venv) = pixels(id, 3, 1, AutoresetMode::SameStep, ObsMode::Rgb) else {
+        return;
+    };
+    let mut state = crate::vec_env(id, 3, AutoresetMode::SameStep, 1);
+    venv.reset(Some(1), None).unwrap();
+    state.reset(Some(1), None).unwrap();
+    let mut ended = 0;
+    for step in 0..200 {
+        let actions = actions_for(venv.as_ref(), step);
+        venv.step(&actions).unwrap();
+        state.step(&actions).unwrap();
+        let (b, s) = (venv.batch(), state.batch());
+        assert_eq!(
+            (&b.reward, &b.terminated, &b.truncated),
+            (&s.reward, &s.terminated, &s.truncated)
+        );
+        assert_eq!(b.has_final, s.has_final);
+        for i in 0..3 {
+            if b.has_final[i] {
+                ended += 1;
+                // The last frame (pole fallen) differs from the new episode's first.
+                assert_ne!(b.final_obs(i).unwrap(), b.obs(i));
+                assert_eq!(b.final_infos[i], s.final_infos[i]);
+            }
+        }
+    }
+    assert!(ended > 3, "only {ended} episodes ended");
+}
