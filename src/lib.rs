@@ -62,18 +62,11 @@ pub fn make_vec_observed(
     if obs.mode == render::ObsMode::State {
         return make_vec(id, num_envs, config, options);
     }
-    // Same-step autoreset renders the last frame before resetting: the wrapper does it.
     let inner = VecOptions {
-        autoreset: match options.autoreset {
-            AutoresetMode::SameStep => AutoresetMode::Disabled,
-            other => other,
-        },
+        autoreset: render::inner_autoreset(options.autoreset),
         ..options
     };
     let venv = make_vec(id, num_envs, config, inner)?;
-    Ok(Box::new(render::PixelObs::new(
-        venv,
-        obs.clone(),
-        options.autoreset,
-    )?))
+    let pixels = render::PixelObs::new(venv, obs.clone(), options.autoreset)?;
+    Ok(Box::new(pixels))
 }

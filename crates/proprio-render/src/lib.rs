@@ -29,7 +29,7 @@ mod renderer;
 mod texture;
 
 pub use camera::{DEFAULT_FOV_Y_DEGREES, FAR, NEAR, View};
-pub use pixels::{ObsMode, ObsOptions, PixelObs};
+pub use pixels::{ObsMode, ObsOptions, PixelObs, inner_autoreset};
 pub use renderer::{RenderConfig, Renderer};
 
 /// Why rendering failed.

@@ -15,7 +15,7 @@ pub struct Vertex {
     uv: [f32; 2],
 }
 
-/// The primitive meshes every shape is drawn with.
+/// The primitive meshes every shape is drawn with; `mesh as usize` indexes [`Meshes::ranges`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mesh {
     /// The cube `[-1, 1]³`.
@@ -210,6 +210,12 @@ impl Instance {
     pub fn with_texture(mut self, cell: u32, width: u32, height: u32) -> Self {
         self.extra[1] = cell + 1;
         self.extra[3] = width | height << 16;
+        self
+    }
+
+    /// The same primitive seen by the camera of env slot `slot`.
+    pub fn in_slot(mut self, slot: u32) -> Self {
+        self.extra[0] = slot;
         self
     }
 

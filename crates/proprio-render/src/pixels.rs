@@ -90,6 +90,16 @@ impl ObsOptions {
     }
 }
 
+/// The autoreset mode a batch wrapped in [`PixelObs`] runs with, for the
+/// wrapper to give `autoreset`: same-step needs the last frame before the
+/// reset, so the wrapper resets finished envs itself.
+pub fn inner_autoreset(autoreset: AutoresetMode) -> AutoresetMode {
+    match autoreset {
+        AutoresetMode::SameStep => AutoresetMode::Disabled,
+        other => other,
+    }
+}
+
 /// Wraps a vector env so that its observations are camera images.
 ///
 /// Same-step autoreset needs the image of the last state before the reset, so
@@ -111,12 +121,9 @@ pub struct PixelObs<V> {
 
 impl<V: VecEnv> PixelObs<V> {
     /// Wraps `inner`, giving observations as `options` says and autoreset as
-    /// `autoreset` (with `SameStep`, `inner` must have autoreset disabled).
+    /// `autoreset` (`inner` must run with [`inner_autoreset`] of it).
     pub fn new(inner: V, options: ObsOptions, autoreset: AutoresetMode) -> Result<Self> {
-        let expected = match autoreset {
-            AutoresetMode::SameStep => AutoresetMode::Disabled,
-            other => other,
-        };
+        let expected = inner_autoreset(autoreset);
         if inner.autoreset_mode() != expected {
             return Err(Error::Options(format!(
                 "pixel observations with {autoreset} autoreset need an inner env with {expected} autoreset, not {}",
@@ -151,16 +158,6 @@ impl<V: VecEnv> PixelObs<V> {
             finished_envs: Vec::with_capacity(n),
             all_envs: (0..n).collect(),
         })
-    }
-
-    /// The renderer's adapter, e.g. `llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan, Cpu)`.
-    pub fn adapter(&self) -> &str {
-        self.renderer.adapter()
-    }
-
-    /// The wrapped env.
-    pub fn inner(&self) -> &V {
-        &self.inner
     }
 
     /// Renders the envs `envs` lists into their observation rows.
@@ -213,7 +210,7 @@ impl<V: VecEnv> PixelObs<V> {
     }
 
     /// Same-step autoreset: keeps each finished env's last image and info, then resets it.
-    fn reset_finished(&mut self, options: ResetOptions) -> Result<()> {
+    fn reset_finished(&mut self) -> Result<()> {
         let d = self.batch.obs_dim;
         self.finished_envs.clear();
         for i in 0..self.finished.len() {
@@ -230,7 +227,7 @@ impl<V: VecEnv> PixelObs<V> {
         if self.finished_envs.is_empty() {
             return Ok(());
         }
-        self.inner.reset_envs(&self.finished, options)?;
+        self.inner.reset_envs(&self.finished, None)?;
         let envs = std::mem::take(&mut self.finished_envs);
         for &i in &envs {
             self.batch.infos[i].clone_from(&self.inner.batch().infos[i]);
@@ -283,7 +280,7 @@ impl<V: VecEnv> VecEnv for PixelObs<V> {
         self.copy_outcome();
         self.observe_all()?;
         if self.autoreset == AutoresetMode::SameStep {
-            self.reset_finished(None)?;
+            self.reset_finished()?;
         }
         Ok(())
     }

@@ -83,9 +83,11 @@ pub struct Renderer {
     readback: Growing,
     bind_group: Option<wgpu::BindGroup>,
     atlas: Atlas,
-    targets: Option<Targets>,
+    targets: Targets,
     max_layers: u32,
     instance_data: Vec<Instance>,
+    /// One scratch list per mesh while a scene's instances are sorted by mesh.
+    by_mesh: [Vec<Instance>; 4],
     camera_data: Vec<GpuCamera>,
     draws: Vec<Draw>,
     env_draws: Vec<(usize, usize)>,
@@ -199,7 +201,7 @@ impl Renderer {
             readback: Growing::new(&device, "readback", wgpu::BufferUsages::MAP_READ | copy_dst),
             atlas: Atlas::new(&device),
             bind_group: None,
-            targets: None,
+            targets: Targets::new(&device, &config, 1),
             ranges: meshes.ranges,
             device,
             queue,
@@ -210,6 +212,7 @@ impl Renderer {
             vertices,
             indices,
             instance_data: Vec::new(),
+            by_mesh: Default::default(),
             camera_data: Vec::new(),
             draws: Vec::new(),
             env_draws: Vec::new(),
@@ -252,24 +255,26 @@ impl Renderer {
         if count == 0 {
             return Ok(());
         }
-        self.build(scenes, envs, camera)?;
-        self.upload(count)?;
+        let mut instances = std::mem::take(&mut self.instance_data);
+        let built = self.build(&mut instances, scenes, envs, camera);
+        self.instance_data = instances;
+        built?;
+        self.upload(count);
         let (padded, rows) = (self.padded_row(), self.config.height as u64);
         let plane = count as u64 * rows * padded;
         self.readback
             .reserve(&self.device, if depth { 2 * plane } else { plane });
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        let layers = self.targets.as_ref().map_or(1, |t| t.layers) as usize;
+        let layers = self.targets.layers as usize;
         for chunk_start in (0..count).step_by(layers) {
             let chunk = layers.min(count - chunk_start);
             for slot in chunk_start..chunk_start + chunk {
                 self.draw_env(&mut encoder, slot, slot - chunk_start);
             }
-            let targets = self.targets.as_ref().expect("upload made the targets");
             let offset = chunk_start as u64 * rows * padded;
-            self.copy_out(&mut encoder, &targets.colour, chunk, offset);
+            self.copy_out(&mut encoder, &self.targets.colour, chunk, offset);
             if depth {
-                self.copy_out(&mut encoder, &targets.depth, chunk, plane + offset);
+                self.copy_out(&mut encoder, &self.targets.depth, chunk, plane + offset);
             }
         }
         self.queue.submit([encoder.finish()]);
@@ -284,100 +289,91 @@ impl Renderer {
         (self.config.width as u64 * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64)
     }
 
-    /// Fills the instance, camera and draw lists of the envs `envs` picks.
+    /// Fills `instances` and the camera and draw lists of the envs `envs` picks.
     fn build(
         &mut self,
+        instances: &mut Vec<Instance>,
         scenes: &[Scene],
         envs: impl Iterator<Item = usize>,
         camera: &str,
     ) -> Result<(), RenderError> {
         self.atlas.begin_batch();
-        let mut instances = std::mem::take(&mut self.instance_data);
         instances.clear();
         self.camera_data.clear();
         self.draws.clear();
         self.env_draws.clear();
-        let floor = Visual::new(
-            proprio_core::Shape::Rectangle {
-                half_size: [FLOOR_HALF_SIZE; 2],
-            },
-            Pose::at([0.0, 0.0, -0.002]),
+        let (w, h) = (self.config.width, self.config.height);
+        let floor = Instance::new(
+            &Pose::at([0.0, 0.0, -0.002]),
+            Vec3::new(FLOOR_HALF_SIZE, FLOOR_HALF_SIZE, 1.0),
             FLOOR_COLOUR,
-        );
-        let mut result = Ok(());
+            0,
+        )
+        .checkered();
         for (slot, env) in envs.enumerate() {
             let scene = scenes.get(env).ok_or(RenderError::Env {
                 env,
                 count: scenes.len(),
             })?;
             let view = View::named(scene, camera)?;
-            let (w, h) = (self.config.width, self.config.height);
             self.camera_data.push(GpuCamera {
                 view_projection: view.view_projection(w, h).to_cols_array_2d(),
                 eye: view.eye.extend(0.0).into(),
                 forward: view.forward().extend(0.0).into(),
             });
             let first_draw = self.draws.len();
-            let floor = self.config.floor.then_some(&floor);
-            let opaque = floor.into_iter().chain(&scene.bodies);
-            result = self.push_draws(&mut instances, opaque, false, slot as u32);
-            if result.is_ok() {
-                result = self.push_draws(&mut instances, &scene.markers, true, slot as u32);
+            let slot = slot as u32;
+            if self.config.floor {
+                self.by_mesh[Mesh::Quad as usize].push(floor.in_slot(slot));
             }
-            if result.is_err() {
-                break;
-            }
+            self.push_draws(instances, &scene.bodies, false, slot)?;
+            self.push_draws(instances, &scene.markers, true, slot)?;
             self.env_draws.push((first_draw, self.draws.len()));
         }
-        self.instance_data = instances;
-        result
+        Ok(())
     }
 
-    /// Appends the instances of `visuals`, grouped by mesh, and one draw per mesh used.
-    fn push_draws<'v>(
+    /// Appends the instances of `visuals` (after any already sorted by mesh),
+    /// grouped by mesh, and one draw per mesh used.
+    fn push_draws(
         &mut self,
         instances: &mut Vec<Instance>,
-        visuals: impl IntoIterator<Item = &'v Visual> + Clone,
+        visuals: &[Visual],
         translucent: bool,
         slot: u32,
     ) -> Result<(), RenderError> {
-        let floor = self.config.floor && !translucent;
-        for (mesh_index, mesh) in Mesh::ALL.into_iter().enumerate() {
-            let first = instances.len() as u32;
-            for (k, visual) in visuals.clone().into_iter().enumerate() {
-                let texture = match (&visual.texture, mesh) {
-                    (Some(t), Mesh::Quad) => Some(self.atlas.cell(&self.queue, t)?),
-                    _ => None,
-                };
-                primitives(visual, |m, pose, scale: Vec3| {
-                    if m != mesh {
-                        return;
-                    }
-                    let mut instance = Instance::new(&pose, scale, visual.colour, slot);
-                    if let Some((cell, w, h)) = texture {
-                        instance = instance.with_texture(cell, w, h);
-                    }
-                    if floor && k == 0 {
-                        instance = instance.checkered();
-                    }
-                    instances.push(instance);
-                });
+        for visual in visuals {
+            let texture = match (&visual.texture, visual.shape) {
+                (Some(t), proprio_core::Shape::Rectangle { .. }) => {
+                    Some(self.atlas.cell(&self.queue, t)?)
+                }
+                _ => None,
+            };
+            primitives(visual, |mesh, pose, scale: Vec3| {
+                let mut instance = Instance::new(&pose, scale, visual.colour, slot);
+                if let Some((cell, w, h)) = texture {
+                    instance = instance.with_texture(cell, w, h);
+                }
+                self.by_mesh[mesh as usize].push(instance);
+            });
+        }
+        for (mesh, bucket) in self.by_mesh.iter_mut().enumerate() {
+            if bucket.is_empty() {
+                continue;
             }
-            let count = instances.len() as u32 - first;
-            if count > 0 {
-                self.draws.push(Draw {
-                    mesh: mesh_index,
-                    translucent,
-                    first,
-                    count,
-                });
-            }
+            self.draws.push(Draw {
+                mesh,
+                translucent,
+                first: instances.len() as u32,
+                count: bucket.len() as u32,
+            });
+            instances.append(bucket);
         }
         Ok(())
     }
 
     /// Sends instances and cameras to the GPU; sizes the targets for `count` envs.
-    fn upload(&mut self, count: usize) -> Result<(), RenderError> {
+    fn upload(&mut self, count: usize) {
         let instance_bytes: &[u8] = bytemuck::cast_slice(&self.instance_data);
         let camera_bytes: &[u8] = bytemuck::cast_slice(&self.camera_data);
         self.instances
@@ -392,8 +388,8 @@ impl Renderer {
         self.queue
             .write_buffer(&self.cameras.buffer, 0, camera_bytes);
         let layers = (count as u32).min(self.max_layers);
-        if self.targets.as_ref().is_none_or(|t| t.layers < layers) {
-            self.targets = Some(Targets::new(&self.device, &self.config, layers));
+        if self.targets.layers < layers {
+            self.targets = Targets::new(&self.device, &self.config, layers);
         }
         if new_cameras || self.bind_group.is_none() {
             let atlas = self.atlas.view();
@@ -416,12 +412,11 @@ impl Renderer {
                 ],
             }));
         }
-        Ok(())
     }
 
     /// Records the render pass of env `slot` into target layer `layer`.
     fn draw_env(&self, encoder: &mut wgpu::CommandEncoder, slot: usize, layer: usize) {
-        let targets = self.targets.as_ref().expect("upload made the targets");
+        let targets = &self.targets;
         let clear = |c| wgpu::Operations {
             load: wgpu::LoadOp::Clear(c),
             store: wgpu::StoreOp::Store,
