@@ -15,7 +15,7 @@ pub enum Backend {
     #[default]
     Cpu,
     /// burn's `wgpu` backend (Vulkan, Metal, DX12; lavapipe without a GPU),
-    /// compiled only with the `wgpu` cargo feature.
+    /// compiled with the `wgpu` cargo feature (on by default).
     Wgpu,
 }
 
@@ -49,14 +49,25 @@ impl Backend {
     }
 }
 
+/// Initialises burn's wgpu runtime once per process; a machine without an
+/// adapter gets a typed error instead of burn's panic on first use.
 #[cfg(feature = "wgpu")]
 fn wgpu_device() -> Result<Device> {
-    Ok(Device::wgpu(Default::default()))
+    static DEVICE: std::sync::OnceLock<std::result::Result<Device, String>> =
+        std::sync::OnceLock::new();
+    DEVICE
+        .get_or_init(|| Device::wgpu_options().init().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(|e| {
+            crate::error::LearnError::Backend(format!(
+                "no wgpu adapter ({e}); install a GPU driver, or mesa-vulkan-drivers for lavapipe on the CPU"
+            ))
+        })
 }
 
 #[cfg(not(feature = "wgpu"))]
 fn wgpu_device() -> Result<Device> {
     Err(crate::error::LearnError::Backend(
-        "this build has no wgpu backend: rebuild with `--features wgpu` (and install a Vulkan driver, e.g. mesa-vulkan-drivers)".into(),
+        "this build has no wgpu backend: rebuild with the `wgpu` feature of proprio-learn (on by default)".into(),
     ))
 }

@@ -1,5 +1,6 @@
 //! A few PPO updates on burn's wgpu backend (lavapipe in CI): the loss stays
-//! finite and the weights move. Built only with `--features wgpu`.
+//! finite and the weights move. Skipped on a machine with no wgpu adapter,
+//! unless `PROPRIO_REQUIRE_GPU` is set (CI sets it and installs lavapipe).
 #![cfg(feature = "wgpu")]
 
 #[path = "../../../tests/support/scratch.rs"]
@@ -14,7 +15,11 @@ use scratch::Scratch;
 fn ppo_updates_on_the_wgpu_backend() {
     let device = match Backend::Wgpu.device() {
         Ok(device) => device,
-        Err(e) => panic!("no wgpu device ({e}); install mesa-vulkan-drivers for lavapipe"),
+        Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
     };
     let dir = Scratch::new("wgpu-smoke");
     let overrides = json!({"num_envs": 2, "num_steps": 16, "num_minibatches": 2, "update_epochs": 2,

@@ -45,9 +45,60 @@ impl Growing {
     }
 }
 
-/// The render targets of up to `layers` envs at a time.
+/// Longest side of a target layer, texels.
+const MAX_SIDE: u32 = 2048;
+
+/// Where each env's image is drawn: env `e` always gets the same tile, so its
+/// image never depends on the batch it is rendered in; one render pass draws a
+/// whole layer of tiles (a pass per env costs lavapipe a tile set-up each).
+#[derive(Debug, Clone, Copy)]
+pub struct Tiling {
+    /// Tile size, texels.
+    pub width: u32,
+    pub height: u32,
+    /// Tiles across and down one layer.
+    pub columns: u32,
+    pub rows: u32,
+}
+
+impl Tiling {
+    pub fn new(config: &RenderConfig, max_side: u32) -> Self {
+        let side = max_side.min(MAX_SIDE);
+        Self {
+            width: config.width,
+            height: config.height,
+            columns: (side / config.width).max(1),
+            rows: (side / config.height).max(1),
+        }
+    }
+
+    /// The tile of env `env`: its top-left texel and its layer.
+    pub fn place(&self, env: usize) -> (u32, u32, u32) {
+        let per_layer = (self.columns * self.rows) as usize;
+        let (layer, tile) = (env / per_layer, (env % per_layer) as u32);
+        (
+            tile % self.columns * self.width,
+            tile / self.columns * self.height,
+            layer as u32,
+        )
+    }
+
+    /// Tiles across and down, and layers, that envs `0..=last_env` need.
+    pub fn extent(&self, last_env: usize) -> (u32, u32, u32) {
+        let (_, _, layer) = self.place(last_env);
+        let tiles = last_env as u32 + 1;
+        if layer > 0 {
+            (self.columns, self.rows, layer + 1)
+        } else {
+            (tiles.min(self.columns), tiles.div_ceil(self.columns), 1)
+        }
+    }
+}
+
+/// Texture arrays of tiles: colour, depth bits and one z-buffer layer.
 pub struct Targets {
-    pub layers: u32,
+    /// Tiles across and down, and layers.
+    pub extent: (u32, u32, u32),
     pub colour: wgpu::Texture,
     pub depth: wgpu::Texture,
     pub colour_views: Vec<wgpu::TextureView>,
@@ -56,13 +107,14 @@ pub struct Targets {
 }
 
 impl Targets {
-    pub fn new(device: &wgpu::Device, config: &RenderConfig, layers: u32) -> Self {
+    pub fn new(device: &wgpu::Device, tiling: &Tiling, extent: (u32, u32, u32)) -> Self {
+        let (columns, rows, layers) = extent;
         let texture = |label, format, layers, usage| {
             device.create_texture(&wgpu::TextureDescriptor {
                 label: Some(label),
                 size: wgpu::Extent3d {
-                    width: config.width,
-                    height: config.height,
+                    width: columns * tiling.width,
+                    height: rows * tiling.height,
                     depth_or_array_layers: layers,
                 },
                 mip_level_count: 1,
@@ -95,7 +147,7 @@ impl Targets {
                 .collect()
         };
         Self {
-            layers,
+            extent,
             colour_views: layer_views(&colour),
             depth_views: layer_views(&depth),
             zbuffer: zbuffer.create_view(&Default::default()),
@@ -103,14 +155,22 @@ impl Targets {
             depth,
         }
     }
+
+    /// Whether these targets hold every tile of `extent`.
+    pub fn covers(&self, extent: (u32, u32, u32)) -> bool {
+        self.extent.0 >= extent.0 && self.extent.1 >= extent.1 && self.extent.2 >= extent.2
+    }
 }
 
-/// The opaque or the translucent (alpha-blended, no depth writes) scene pipeline.
+/// The opaque or the translucent (alpha-blended, no depth writes) scene
+/// pipeline, drawing back faces or not, writing the depth image or not.
 pub fn create_pipeline(
     device: &wgpu::Device,
     layout: &wgpu::PipelineLayout,
     module: &wgpu::ShaderModule,
     translucent: bool,
+    two_sided: bool,
+    depth: bool,
 ) -> wgpu::RenderPipeline {
     let vertex_attributes =
         wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x2];
@@ -124,7 +184,7 @@ pub fn create_pipeline(
         write_mask: wgpu::ColorWrites::ALL,
     };
     // Translucent markers do not hide what is behind them from the depth image.
-    let depth = wgpu::ColorTargetState {
+    let depth_target = wgpu::ColorTargetState {
         format: DEPTH_FORMAT,
         blend: None,
         write_mask: if translucent {
@@ -133,6 +193,7 @@ pub fn create_pipeline(
             wgpu::ColorWrites::ALL
         },
     };
+    let targets = [Some(colour), Some(depth_target)];
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(if translucent { "translucent" } else { "opaque" }),
         layout: Some(layout),
@@ -153,7 +214,10 @@ pub fn create_pipeline(
                 },
             ],
         },
-        primitive: wgpu::PrimitiveState::default(),
+        primitive: wgpu::PrimitiveState {
+            cull_mode: (!two_sided).then_some(wgpu::Face::Back),
+            ..Default::default()
+        },
         depth_stencil: Some(wgpu::DepthStencilState {
             format: ZBUFFER_FORMAT,
             depth_write_enabled: Some(!translucent),
@@ -164,9 +228,9 @@ pub fn create_pipeline(
         multisample: Default::default(),
         fragment: Some(wgpu::FragmentState {
             module,
-            entry_point: Some("fs_main"),
+            entry_point: Some(if depth { "fs_main" } else { "fs_rgb" }),
             compilation_options: Default::default(),
-            targets: &[Some(colour), Some(depth)],
+            targets: &targets[..if depth { 2 } else { 1 }],
         }),
         multiview_mask: None,
         cache: None,

@@ -15,6 +15,9 @@ pub struct Vertex {
     uv: [f32; 2],
 }
 
+/// How many unit meshes there are.
+pub const MESHES: usize = 5;
+
 /// The primitive meshes every shape is drawn with; `mesh as usize` indexes [`Meshes::ranges`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mesh {
@@ -22,6 +25,8 @@ pub enum Mesh {
     Cube,
     /// The sphere of radius 1.
     Sphere,
+    /// The half of the unit sphere with z ≥ 0 (a capsule's ends).
+    Hemisphere,
     /// The cylinder of radius 1 along z, `z ∈ [-1, 1]`, with caps.
     Cylinder,
     /// The square `[-1, 1]²` in the x-y plane, facing +z, uv from its top-left corner.
@@ -30,7 +35,13 @@ pub enum Mesh {
 
 impl Mesh {
     /// Every mesh, in the order of [`Meshes::ranges`].
-    pub const ALL: [Self; 4] = [Self::Cube, Self::Sphere, Self::Cylinder, Self::Quad];
+    pub const ALL: [Self; MESHES] = [
+        Self::Cube,
+        Self::Sphere,
+        Self::Hemisphere,
+        Self::Cylinder,
+        Self::Quad,
+    ];
 }
 
 /// All unit meshes in one vertex and one index buffer.
@@ -40,7 +51,7 @@ pub struct Meshes {
     /// Indices of every mesh, each relative to its mesh's first vertex.
     pub indices: Vec<u32>,
     /// (first vertex, first index, index count) of each mesh in [`Mesh::ALL`] order.
-    pub ranges: [(i32, u32, u32); 4],
+    pub ranges: [(i32, u32, u32); MESHES],
 }
 
 impl Meshes {
@@ -49,14 +60,15 @@ impl Meshes {
         let mut meshes = Self {
             vertices: Vec::new(),
             indices: Vec::new(),
-            ranges: [(0, 0, 0); 4],
+            ranges: [(0, 0, 0); MESHES],
         };
         for (k, mesh) in Mesh::ALL.into_iter().enumerate() {
             let (first_vertex, first_index) = (meshes.vertices.len(), meshes.indices.len());
             let (v, i) = (&mut meshes.vertices, &mut meshes.indices);
             match mesh {
                 Mesh::Cube => cube(v, i),
-                Mesh::Sphere => sphere(segments, v, i),
+                Mesh::Sphere => sphere(segments, PI, v, i),
+                Mesh::Hemisphere => sphere(segments, PI / 2.0, v, i),
                 Mesh::Cylinder => cylinder(segments, v, i),
                 Mesh::Quad => quad(v, i),
             }
@@ -107,11 +119,12 @@ fn cube(vertices: &mut Vec<Vertex>, indices: &mut Vec<u32>) {
     }
 }
 
-fn sphere(segments: u32, vertices: &mut Vec<Vertex>, indices: &mut Vec<u32>) {
-    let rings = segments / 2;
+/// The part of the unit sphere within `max_polar` of +z, `segments` around.
+fn sphere(segments: u32, max_polar: f32, vertices: &mut Vec<Vertex>, indices: &mut Vec<u32>) {
+    let rings = ((segments as f32 * max_polar / TAU).round() as u32).max(2);
     let first = vertices.len() as u32;
     for r in 0..=rings {
-        let polar = PI * r as f32 / rings as f32;
+        let polar = max_polar * r as f32 / rings as f32;
         for s in 0..=segments {
             let azimuth = TAU * s as f32 / segments as f32;
             let p = Vec3::new(
@@ -267,13 +280,16 @@ pub fn primitives(visual: &Visual, mut emit: impl FnMut(Mesh, Pose, Vec3)) {
                 s(Vec3::new(radius, radius, half_length)),
             );
             let rotation = Quat::from_array(pose.rotation).normalize();
-            for end in [-half_length, half_length] {
+            for (end, flip) in [
+                (half_length, Quat::IDENTITY),
+                (-half_length, Quat::from_rotation_x(PI)),
+            ] {
                 let centre = Vec3::from(pose.translation) + rotation * Vec3::Z * end;
                 let cap = Pose {
                     translation: centre.into(),
-                    rotation: pose.rotation,
+                    rotation: (rotation * flip).to_array(),
                 };
-                emit(Mesh::Sphere, cap, s(Vec3::splat(radius)));
+                emit(Mesh::Hemisphere, cap, s(Vec3::splat(radius)));
             }
         }
         Shape::Rectangle { half_size } => emit(
@@ -281,5 +297,38 @@ pub fn primitives(visual: &Visual, mut emit: impl FnMut(Mesh, Pose, Vec3)) {
             pose,
             s(Vec3::new(half_size[0], half_size[1], 1.0)),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Back faces are culled, so every triangle of the closed meshes must
+    /// wind counter-clockwise seen from outside.
+    #[test]
+    fn closed_meshes_wind_outwards() {
+        let meshes = Meshes::new(12);
+        for (k, mesh) in Mesh::ALL.into_iter().enumerate() {
+            if mesh == Mesh::Quad {
+                continue;
+            }
+            let (first_vertex, first_index, count) = meshes.ranges[k];
+            let indices = &meshes.indices[first_index as usize..(first_index + count) as usize];
+            let mut checked = 0;
+            for tri in indices.as_chunks::<3>().0 {
+                let p = tri.map(|i| {
+                    Vec3::from(meshes.vertices[(first_vertex as u32 + i) as usize].position)
+                });
+                let normal = (p[1] - p[0]).cross(p[2] - p[0]);
+                if normal.length() < 1e-6 {
+                    continue;
+                }
+                let centroid = (p[0] + p[1] + p[2]) / 3.0;
+                assert!(normal.dot(centroid) > 0.0, "{mesh:?}: {p:?} winds inwards");
+                checked += 1;
+            }
+            assert!(checked >= 2, "{mesh:?}: {checked} triangles");
+        }
     }
 }

@@ -3,17 +3,25 @@
 //! never depends on its place in the batch), one read-back per call.
 
 use crate::camera::View;
-use crate::gpu::{Growing, Targets, create_pipeline};
-use crate::mesh::{Instance, Mesh, Meshes, primitives};
+use crate::gpu::{Growing, Targets, Tiling, create_pipeline};
+use crate::mesh::{Instance, MESHES, Mesh, Meshes, primitives};
 use crate::texture::Atlas;
 use crate::{Frames, RenderError};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use proprio_core::{Pose, Scene, Visual};
-use std::sync::mpsc;
 
-/// Triangles around the sphere and cylinder meshes.
-const SEGMENTS: u32 = 24;
+mod record;
+
+/// Triangles around the sphere and cylinder meshes for images of `size`
+/// pixels: 8 at 64 (a 4-pixel capsule's outline is then within 0.3 px of a
+/// circle), 16 at 128, at most 32. Vertex work is a third of a render on a
+/// CPU (lavapipe shades vertices on one thread).
+fn segments(size: u32) -> u32 {
+    (size / 32 * 4).clamp(8, 32)
+}
+/// Target layers at most (each up to 2048² texels of colour and of depth).
+const MAX_LAYERS: u32 = 4;
 /// Half the side of the floor, m.
 const FLOOR_HALF_SIZE: f32 = 50.0;
 /// sRGB colour of the floor.
@@ -56,11 +64,13 @@ struct GpuCamera {
     forward: [f32; 4],
 }
 
-/// One instanced draw: `count` instances of `mesh` from `first`, translucent or not.
+/// One instanced draw: `count` instances of `mesh` from `first`.
 #[derive(Clone, Copy)]
 struct Draw {
     mesh: usize,
-    translucent: bool,
+    /// 2 × translucent + two-sided (a quad: cards are seen from both sides;
+    /// closed meshes cull their back faces).
+    pipeline: usize,
     first: u32,
     count: u32,
 }
@@ -71,26 +81,32 @@ pub struct Renderer {
     adapter: String,
     device: wgpu::Device,
     queue: wgpu::Queue,
-    opaque: wgpu::RenderPipeline,
-    translucent: wgpu::RenderPipeline,
+    /// Indexed by 4 × depth + [`Draw::pipeline`]: with or without the depth
+    /// image, opaque or translucent, culled or two-sided.
+    pipelines: [wgpu::RenderPipeline; 8],
     layout: wgpu::BindGroupLayout,
     sampler: wgpu::Sampler,
     vertices: wgpu::Buffer,
     indices: wgpu::Buffer,
-    ranges: [(i32, u32, u32); 4],
+    ranges: [(i32, u32, u32); MESHES],
     instances: Growing,
     cameras: Growing,
     readback: Growing,
     bind_group: Option<wgpu::BindGroup>,
     atlas: Atlas,
+    tiling: Tiling,
     targets: Targets,
+    /// Target layers at most: a batch needing more is drawn in windows of this many.
     max_layers: u32,
     instance_data: Vec<Instance>,
     /// One scratch list per mesh while a scene's instances are sorted by mesh.
-    by_mesh: [Vec<Instance>; 4],
+    by_mesh: [Vec<Instance>; MESHES],
     camera_data: Vec<GpuCamera>,
     draws: Vec<Draw>,
-    env_draws: Vec<(usize, usize)>,
+    /// Per slot: the env drawn there and its range of `draws`.
+    env_draws: Vec<(usize, usize, usize)>,
+    /// (layer, slot) of every slot, in layer order.
+    order: Vec<(u32, usize)>,
 }
 
 impl Renderer {
@@ -160,10 +176,18 @@ impl Renderer {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let pipeline =
-            |translucent: bool| create_pipeline(&device, &pipeline_layout, &module, translucent);
-        let (opaque, translucent) = (pipeline(false), pipeline(true));
-        let meshes = Meshes::new(SEGMENTS);
+        let pipelines = std::array::from_fn(|k| {
+            let (depth, translucent, two_sided) = (k & 4 != 0, k & 2 != 0, k & 1 != 0);
+            create_pipeline(
+                &device,
+                &pipeline_layout,
+                &module,
+                translucent,
+                two_sided,
+                depth,
+            )
+        });
+        let meshes = Meshes::new(segments(config.width.max(config.height)));
         let buffer = |label, contents: &[u8], usage| {
             wgpu::util::DeviceExt::create_buffer_init(
                 &device,
@@ -191,22 +215,26 @@ impl Renderer {
             )));
         }
         let sampler = device.create_sampler(&Default::default());
+        let tiling = Tiling::new(&config, device.limits().max_texture_dimension_2d);
         let copy_dst = wgpu::BufferUsages::COPY_DST;
         Ok(Self {
             config,
             adapter: adapter_name,
-            max_layers: device.limits().max_texture_array_layers.clamp(1, 256),
+            max_layers: device
+                .limits()
+                .max_texture_array_layers
+                .clamp(1, MAX_LAYERS),
             instances: Growing::new(&device, "instances", wgpu::BufferUsages::VERTEX | copy_dst),
             cameras: Growing::new(&device, "cameras", wgpu::BufferUsages::STORAGE | copy_dst),
             readback: Growing::new(&device, "readback", wgpu::BufferUsages::MAP_READ | copy_dst),
             atlas: Atlas::new(&device),
             bind_group: None,
-            targets: Targets::new(&device, &config, 1),
+            tiling,
+            targets: Targets::new(&device, &tiling, (1, 1, 1)),
             ranges: meshes.ranges,
             device,
             queue,
-            opaque,
-            translucent,
+            pipelines,
             layout,
             sampler,
             vertices,
@@ -216,6 +244,7 @@ impl Renderer {
             camera_data: Vec::new(),
             draws: Vec::new(),
             env_draws: Vec::new(),
+            order: Vec::new(),
         })
     }
 
@@ -259,24 +288,36 @@ impl Renderer {
         let built = self.build(&mut instances, scenes, envs, camera);
         self.instance_data = instances;
         built?;
-        self.upload(count);
+        self.upload();
         let (padded, rows) = (self.padded_row(), self.config.height as u64);
         let plane = count as u64 * rows * padded;
         self.readback
             .reserve(&self.device, if depth { 2 * plane } else { plane });
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(
+            self.env_draws
+                .iter()
+                .enumerate()
+                .map(|(slot, &(env, _, _))| (self.tiling.place(env).2, slot)),
+        );
+        order.sort_unstable();
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        let layers = self.targets.layers as usize;
-        for chunk_start in (0..count).step_by(layers) {
-            let chunk = layers.min(count - chunk_start);
-            for slot in chunk_start..chunk_start + chunk {
-                self.draw_env(&mut encoder, slot, slot - chunk_start);
+        let window_layers = self.targets.extent.2;
+        for window in order.chunk_by(|a, b| a.0 / window_layers == b.0 / window_layers) {
+            for layer in window.chunk_by(|a, b| a.0 == b.0) {
+                self.draw_layer(&mut encoder, layer[0].0 % window_layers, layer, depth);
             }
-            let offset = chunk_start as u64 * rows * padded;
-            self.copy_out(&mut encoder, &self.targets.colour, chunk, offset);
-            if depth {
-                self.copy_out(&mut encoder, &self.targets.depth, chunk, plane + offset);
+            for &(layer, slot) in window {
+                let at = slot as u64 * rows * padded;
+                let target = layer % window_layers;
+                self.copy_out(&mut encoder, &self.targets.colour, slot, target, at);
+                if depth {
+                    self.copy_out(&mut encoder, &self.targets.depth, slot, target, plane + at);
+                }
             }
         }
+        self.order = order;
         self.queue.submit([encoder.finish()]);
         let size = if depth { 2 * plane } else { plane };
         self.read_back(size, frames)
@@ -328,7 +369,7 @@ impl Renderer {
             }
             self.push_draws(instances, &scene.bodies, false, slot)?;
             self.push_draws(instances, &scene.markers, true, slot)?;
-            self.env_draws.push((first_draw, self.draws.len()));
+            self.env_draws.push((env, first_draw, self.draws.len()));
         }
         Ok(())
     }
@@ -363,7 +404,7 @@ impl Renderer {
             }
             self.draws.push(Draw {
                 mesh,
-                translucent,
+                pipeline: 2 * translucent as usize + (mesh == Mesh::Quad as usize) as usize,
                 first: instances.len() as u32,
                 count: bucket.len() as u32,
             });
@@ -372,8 +413,8 @@ impl Renderer {
         Ok(())
     }
 
-    /// Sends instances and cameras to the GPU; sizes the targets for `count` envs.
-    fn upload(&mut self, count: usize) {
+    /// Sends instances and cameras to the GPU; sizes the targets for the envs drawn.
+    fn upload(&mut self) {
         let instance_bytes: &[u8] = bytemuck::cast_slice(&self.instance_data);
         let camera_bytes: &[u8] = bytemuck::cast_slice(&self.camera_data);
         self.instances
@@ -387,9 +428,13 @@ impl Renderer {
         }
         self.queue
             .write_buffer(&self.cameras.buffer, 0, camera_bytes);
-        let layers = (count as u32).min(self.max_layers);
-        if self.targets.layers < layers {
-            self.targets = Targets::new(&self.device, &self.config, layers);
+        let last_env = self.env_draws.iter().map(|d| d.0).max().unwrap_or(0);
+        let (columns, rows, layers) = self.tiling.extent(last_env);
+        let needed = (columns, rows, layers.min(self.max_layers));
+        if !self.targets.covers(needed) {
+            let (c, r, l) = self.targets.extent;
+            let grown = (c.max(needed.0), r.max(needed.1), l.max(needed.2));
+            self.targets = Targets::new(&self.device, &self.tiling, grown);
         }
         if new_cameras || self.bind_group.is_none() {
             let atlas = self.atlas.view();
@@ -412,126 +457,6 @@ impl Renderer {
                 ],
             }));
         }
-    }
-
-    /// Records the render pass of env `slot` into target layer `layer`.
-    fn draw_env(&self, encoder: &mut wgpu::CommandEncoder, slot: usize, layer: usize) {
-        let targets = &self.targets;
-        let clear = |c| wgpu::Operations {
-            load: wgpu::LoadOp::Clear(c),
-            store: wgpu::StoreOp::Store,
-        };
-        let no_hit = wgpu::Color::TRANSPARENT;
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("env"),
-            color_attachments: &[
-                Some(wgpu::RenderPassColorAttachment {
-                    view: &targets.colour_views[layer],
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: clear(SKY),
-                }),
-                Some(wgpu::RenderPassColorAttachment {
-                    view: &targets.depth_views[layer],
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: clear(no_hit),
-                }),
-            ],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &targets.zbuffer,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Discard,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        pass.set_bind_group(0, self.bind_group.as_ref(), &[]);
-        pass.set_vertex_buffer(0, self.vertices.slice(..));
-        pass.set_vertex_buffer(1, self.instances.buffer.slice(..));
-        pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
-        let (from, to) = self.env_draws[slot];
-        let mut translucent = None;
-        for draw in &self.draws[from..to] {
-            if translucent != Some(draw.translucent) {
-                let pipeline = if draw.translucent {
-                    &self.translucent
-                } else {
-                    &self.opaque
-                };
-                pass.set_pipeline(pipeline);
-                translucent = Some(draw.translucent);
-            }
-            let (base_vertex, first_index, index_count) = self.ranges[draw.mesh];
-            pass.draw_indexed(
-                first_index..first_index + index_count,
-                base_vertex,
-                draw.first..draw.first + draw.count,
-            );
-        }
-    }
-
-    /// Copies the first `layers` layers of `texture` to the read-back buffer at `offset`.
-    fn copy_out(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        texture: &wgpu::Texture,
-        layers: usize,
-        offset: u64,
-    ) {
-        encoder.copy_texture_to_buffer(
-            texture.as_image_copy(),
-            wgpu::TexelCopyBufferInfo {
-                buffer: &self.readback.buffer,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset,
-                    bytes_per_row: Some(self.padded_row() as u32),
-                    rows_per_image: Some(self.config.height),
-                },
-            },
-            wgpu::Extent3d {
-                width: self.config.width,
-                height: self.config.height,
-                depth_or_array_layers: layers as u32,
-            },
-        );
-    }
-
-    /// Waits for the GPU, then unpacks `size` read-back bytes into `frames`.
-    fn read_back(&self, size: u64, frames: &mut Frames) -> Result<(), RenderError> {
-        let (tx, rx) = mpsc::channel();
-        let slice = self.readback.buffer.slice(0..size);
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| RenderError::Device(format!("waiting for the GPU: {e}")))?;
-        rx.recv()
-            .map_err(|e| RenderError::Device(format!("reading frames: {e}")))?
-            .map_err(|e| RenderError::Device(format!("reading frames: {e}")))?;
-        {
-            let bytes = slice.get_mapped_range();
-            let padded = self.padded_row() as usize;
-            let (w, h) = (frames.width as usize, frames.height as usize);
-            let plane = frames.count * h * padded;
-            for (row, out) in frames.rgb.chunks_exact_mut(w * 3).enumerate() {
-                let src = &bytes[row * padded..row * padded + w * 4];
-                for (px, rgba) in out.chunks_exact_mut(3).zip(src.chunks_exact(4)) {
-                    px.copy_from_slice(&rgba[..3]);
-                }
-            }
-            for (row, out) in frames.depth.chunks_exact_mut(w).enumerate() {
-                let at = plane + row * padded;
-                out.copy_from_slice(bytemuck::cast_slice(&bytes[at..at + w * 4]));
-            }
-        }
-        self.readback.buffer.unmap();
-        Ok(())
     }
 }
 

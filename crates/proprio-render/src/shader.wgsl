@@ -68,8 +68,23 @@ struct FragmentOut {
     @location(1) depth: u32,
 }
 
+// Colour and depth, when the batch asks for depth.
 @fragment
 fn fs_main(f: VertexOut) -> FragmentOut {
+    var out: FragmentOut;
+    out.colour = shade(f);
+    let camera = cameras[f.extra.x];
+    out.depth = bitcast<u32>(dot(f.world - camera.eye.xyz, camera.forward.xyz));
+    return out;
+}
+
+// Colour only: a batch without depth writes one target.
+@fragment
+fn fs_rgb(f: VertexOut) -> @location(0) vec4<f32> {
+    return shade(f);
+}
+
+fn shade(f: VertexOut) -> vec4<f32> {
     var base = f.colour;
     if f.extra.y > 0u {
         // extra.y: cell + 1; extra.w: the texture's width | height << 16, texels.
@@ -93,8 +108,5 @@ fn fs_main(f: VertexOut) -> FragmentOut {
         n = -n;
     }
     let light = AMBIENT + (1.0 - AMBIENT) * max(dot(n, LIGHT), 0.0);
-    var out: FragmentOut;
-    out.colour = vec4<f32>(base.rgb * light, base.a);
-    out.depth = bitcast<u32>(dot(f.world - camera.eye.xyz, camera.forward.xyz));
-    return out;
+    return vec4<f32>(base.rgb * light, base.a);
 }

@@ -141,6 +141,34 @@ fn each_env_in_a_batch_shows_its_own_scene() {
     assert!(blue(24) && !blue(8));
 }
 
+/// 700 × 700 tiles: four fit in a 2048² target layer and the renderer keeps
+/// at most four layers, so 18 envs take two windows of passes and copies.
+#[test]
+fn a_batch_larger_than_the_targets_is_drawn_in_windows() {
+    let Some(mut r) = renderer(700, 700) else {
+        return;
+    };
+    let scenes: Vec<Scene> = (0..18)
+        .map(|k| {
+            let mut s = looking([0.0, -4.0, 0.0], [0.0; 3]);
+            s.bodies.push(cube_at(0.1 * k as f32 - 0.9, RED));
+            s
+        })
+        .collect();
+    let mut batch = Frames::default();
+    r.render(&scenes, "test", true, &mut batch).unwrap();
+    let mut one = Frames::default();
+    for env in [0, 3, 4, 15, 16, 17] {
+        r.render_envs(&scenes, [env].into_iter(), "test", true, &mut one)
+            .unwrap();
+        assert_eq!(one.rgb(0), batch.rgb(env), "env {env}");
+        assert_eq!(one.depth(0), batch.depth(env), "env {env}");
+    }
+    for env in 1..18 {
+        assert_ne!(batch.rgb(env - 1), batch.rgb(env), "env {env}");
+    }
+}
+
 #[test]
 fn images_do_not_depend_on_the_batch_size_or_order() {
     let Some(mut r) = renderer(40, 24) else {
