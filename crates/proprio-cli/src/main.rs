@@ -5,6 +5,7 @@ mod catalog;
 mod eval;
 mod heap;
 mod input;
+mod record;
 mod rollout;
 mod scripted;
 mod soak;
@@ -57,6 +58,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Draw learning curves of one or more runs to a PNG.
     Plot(eval::PlotArgs),
+    /// Write an animated GIF of episodes (a checkpoint, the scripted controller or random actions).
+    Record(record::RecordArgs),
     /// Open an env in the interactive viewer (or render it headless with --screenshot).
     #[cfg(feature = "viewer")]
     View(view::ViewArgs),
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train::run(&args),
         Command::Eval(args) => eval::eval(&args),
         Command::Plot(args) => eval::plot_runs(&args),
+        Command::Record(args) => record::run(&args),
         #[cfg(feature = "viewer")]
         Command::View(args) => view::run(&args),
     };

@@ -386,3 +386,30 @@ fn rollout_and_bench_observe_pixels() {
         "{err}"
     );
 }
+
+#[test]
+fn record_writes_an_animated_gif_whose_frames_change() {
+    use image::AnimationDecoder;
+    let Some(dir) = render_dir("record") else {
+        return;
+    };
+    let gif = dir.join("ep.gif");
+    let args = "record --env manipulation/pick-cube-v0 --policy scripted --image-size 48 --grid 2x1 --max-steps 12 --out";
+    let mut argv: Vec<&str> = args.split(' ').collect();
+    argv.push(gif.to_str().unwrap());
+    let said = ok(&proprio(&argv, &[]));
+    assert!(said.contains("13 frames, 96×48"), "{said}");
+    let file = std::io::BufReader::new(std::fs::File::open(&gif).unwrap());
+    let frames = image::codecs::gif::GifDecoder::new(file)
+        .unwrap()
+        .into_frames()
+        .collect_frames()
+        .unwrap();
+    assert_eq!(frames.len(), 13);
+    assert_eq!(frames[0].buffer().dimensions(), (96, 48));
+    assert_ne!(frames[0].buffer(), frames[12].buffer(), "the arm moved");
+    // A second run does not overwrite the video unless asked to.
+    let again = proprio(&argv, &[]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+}

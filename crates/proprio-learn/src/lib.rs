@@ -26,6 +26,7 @@ mod tensor;
 mod train;
 mod transformer;
 mod tuned;
+pub mod video;
 
 pub use burn_rl::BurnRlEnv;
 pub use device::Backend;

@@ -6,7 +6,8 @@ use plotters::style::{FontFamily, register_font};
 use proprio::serde_json::{self, Value};
 use std::path::{Path, PathBuf};
 
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+/// DejaVu Sans, bundled so plots and video overlays need no system fonts.
+pub(crate) static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 /// One line of a plot: a run's (global step, metric) points.
 pub struct Curve {
