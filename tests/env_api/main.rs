@@ -4,6 +4,7 @@
 mod autoreset;
 mod determinism;
 mod errors;
+mod frame_stack;
 mod fuzz;
 mod noisy;
 mod pixels;

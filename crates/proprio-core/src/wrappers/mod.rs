@@ -7,11 +7,13 @@
 
 mod action;
 mod episode_stats;
+mod frame_stack;
 mod normalize;
 mod time_limit;
 
 pub use action::{ClipAction, RescaleAction};
 pub use episode_stats::RecordEpisodeStatistics;
+pub use frame_stack::FrameStack;
 pub use normalize::{EPSILON, NormalizeObservation, NormalizeReward, RunningMeanStd};
 pub use time_limit::TimeLimit;
 
