@@ -13,6 +13,7 @@ fn pixels(
     threads: usize,
     autoreset: AutoresetMode,
     mode: ObsMode,
+    camera: &str,
 ) -> Option<Box<dyn VecEnv>> {
     let options = VecOptions {
         autoreset,
@@ -22,7 +23,7 @@ fn pixels(
     let obs = ObsOptions {
         mode,
         image_size: 24,
-        camera: "default".into(),
+        camera: camera.into(),
     };
     match proprio::make_vec_observed(id, n, &Value::Null, options, &obs) {
         Ok(v) => Some(v),
@@ -40,10 +41,25 @@ fn pixels(
 #[test]
 fn images_do_not_depend_on_batch_size_or_threads() {
     let id = "manipulation/push-cube-v0";
-    let Some(mut big) = pixels(id, 5, 2, AutoresetMode::NextStep, ObsMode::RgbState) else {
+    let Some(mut big) = pixels(
+        id,
+        5,
+        2,
+        AutoresetMode::NextStep,
+        ObsMode::RgbState,
+        "default",
+    ) else {
         return;
     };
-    let mut small = pixels(id, 2, 1, AutoresetMode::NextStep, ObsMode::RgbState).unwrap();
+    let mut small = pixels(
+        id,
+        2,
+        1,
+        AutoresetMode::NextStep,
+        ObsMode::RgbState,
+        "default",
+    )
+    .unwrap();
     assert_eq!(
         big.spec().observation_space,
         Space::Dict {
@@ -87,7 +103,7 @@ fn images_do_not_depend_on_batch_size_or_threads() {
 #[test]
 fn same_step_autoreset_keeps_the_last_frame() {
     let id = "classic/cartpole-v1";
-    let Some(mut venv) = pixels(id, 3, 1, AutoresetMode::SameStep, ObsMode::Rgb) else {
+    let Some(mut venv) = pixels(id, 3, 1, AutoresetMode::SameStep, ObsMode::Rgb, "default") else {
         return;
     };
     let mut state = crate::vec_env(id, 3, AutoresetMode::SameStep, 1);
@@ -114,4 +130,30 @@ fn same_step_autoreset_keeps_the_last_frame() {
         }
     }
     assert!(ended > 3, "only {ended} episodes ended");
+}
+
+/// The drones' `follow` camera looks at the drone from a fixed offset
+/// (0.35 m behind, 0.15 m above), so wherever it flies the centre of the
+/// depth image hits the drone, about 0.38 m away (translucent markers are not
+/// in depth images; the floor is metres away). The drone is about a pixel
+/// tall at 24×24, so one of the four centre pixels must hit it.
+#[test]
+fn the_drones_follow_camera_keeps_the_drone_in_the_centre() {
+    let (id, n, side) = ("drones/hover-v0", 2, 24);
+    let Some(mut venv) = pixels(id, n, 1, AutoresetMode::NextStep, ObsMode::Depth, "follow") else {
+        return;
+    };
+    venv.reset(Some(4), None).unwrap();
+    for step in 0..15 {
+        let actions = actions_for(venv.as_ref(), step);
+        venv.step(&actions).unwrap();
+        for i in 0..n {
+            let depth = venv.batch().obs(i);
+            let centre = [(11, 11), (12, 11), (11, 12), (12, 12)].map(|(x, y)| depth[y * side + x]);
+            assert!(
+                centre.iter().any(|d| (0.25..0.5).contains(d)),
+                "step {step} env {i}: the centre {centre:?} misses the drone"
+            );
+        }
+    }
 }

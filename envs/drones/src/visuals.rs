@@ -7,7 +7,7 @@ use crate::dynamics::{add, rotate, rotation};
 use crate::params::ARM;
 use crate::state::Drone;
 use crate::task::{FRAME_DEPTH, FRAME_WIDTH, HOVER_RADIUS, qmul};
-use proprio_core::{Framing, Line, Pose, Scene, Shape, Visual};
+use proprio_core::{Framing, Line, Pose, Scene, SceneCamera, Shape, Visual};
 
 const FRAME: [f32; 4] = [0.12, 0.12, 0.14, 1.0];
 const PROP_FRONT: [f32; 4] = [0.85, 0.15, 0.15, 1.0];
@@ -24,6 +24,18 @@ fn part(pos: [f32; 3], q: [f32; 4], offset: [f32; 3]) -> Pose {
     Pose {
         translation: add(pos, rotate(&rotation(q), offset)),
         rotation: [x, y, z, w],
+    }
+}
+
+/// Behind and above the drone, looking at it, at a fixed world offset (as
+/// MuJoCo's tracking cameras): the drone stays centred whatever it does, and
+/// the view does not spin with its yaw.
+fn follow(pos: [f32; 3]) -> SceneCamera {
+    SceneCamera {
+        name: "follow",
+        eye: [pos[0], pos[1] - 0.35, pos[2] + 0.15],
+        target: pos,
+        fov_y_degrees: 60.0,
     }
 }
 
@@ -109,6 +121,7 @@ fn gate(centre: [f32; 3], dir: [f32; 2], size: f32, colour: [f32; 4], scene: &mu
 /// Draws drone `d` of a task with settings `s`.
 pub fn drone(d: &Drone, s: &Settings, scene: &mut Scene) {
     quadrotor(d, scene);
+    scene.cameras.push(follow(d.pos));
     scene.step_seconds = Some(1.0 / s.control_hz as f32);
     let goal = d.goal as usize;
     let count = s.count as usize;
