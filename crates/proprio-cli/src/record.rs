@@ -8,6 +8,7 @@ use proprio::render::{Frames, RenderConfig, Renderer};
 use proprio::{AutoresetMode, Controller, RandomActions, Scene, Space, VecEnv, VecOptions};
 use proprio_learn::Policy;
 use proprio_learn::video::{GifVideo, annotate, tile};
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -124,6 +125,7 @@ pub fn run(args: &RecordArgs) -> CliResult {
     let space = venv.spec().action_space.clone();
     let mut actions = vec![0.0; n * space.flat_dim()];
     let mut cells: Vec<Cell> = (0..n).map(|_| Cell::default()).collect();
+    let mut finished = vec![false; n];
     let mut recorder = Recorder {
         renderer: &mut renderer,
         scenes: vec![Scene::default(); n],
@@ -138,7 +140,6 @@ pub fn run(args: &RecordArgs) -> CliResult {
         act(&mut actor, venv.as_ref(), &space, &mut actions)?;
         venv.step(&actions)?;
         let batch = venv.batch();
-        let mut finished = vec![false; n];
         for (i, cell) in cells.iter_mut().enumerate() {
             cell.step += 1;
             cell.reward = batch.reward[i];
@@ -206,11 +207,11 @@ impl Recorder<'_> {
             .iter()
             .enumerate()
             .map(|(i, cell)| match &cell.still {
-                Some(still) => Ok(still.clone()),
-                None => self.cell(i, cell),
+                Some(still) => Ok(Cow::Borrowed(still.as_slice())),
+                None => self.cell(i, cell).map(Cow::Owned),
             })
             .collect::<Result<Vec<_>, Failure>>()?;
-        let refs: Vec<&[u8]> = pictures.iter().map(Vec::as_slice).collect();
+        let refs: Vec<&[u8]> = pictures.iter().map(|p| p.as_ref()).collect();
         let size = self.frames.width as usize;
         tile(&refs, size, size, columns, &mut self.picture);
         video

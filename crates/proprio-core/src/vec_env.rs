@@ -160,6 +160,32 @@ impl Batch {
         self.terminated[i] || self.truncated[i]
     }
 
+    /// Copies rewards, flags, infos and valid final infos of every env from
+    /// `inner`: for wrappers that keep a batch of their own observations.
+    pub fn copy_outcome(&mut self, inner: &Batch) {
+        self.reward.copy_from_slice(&inner.reward);
+        self.terminated.copy_from_slice(&inner.terminated);
+        self.truncated.copy_from_slice(&inner.truncated);
+        self.has_final.copy_from_slice(&inner.has_final);
+        for (to, from) in self.infos.iter_mut().zip(&inner.infos) {
+            to.clone_from(from);
+        }
+        for (i, to) in self.final_infos.iter_mut().enumerate() {
+            if inner.has_final[i] {
+                to.clone_from(&inner.final_infos[i]);
+            }
+        }
+    }
+
+    /// Copies env `i`'s reward, flags and info from `inner` after it was reset
+    /// (no final observation).
+    pub fn copy_reset_outcome(&mut self, i: usize, inner: &Batch) {
+        (self.reward[i], self.terminated[i], self.truncated[i]) =
+            (inner.reward[i], inner.terminated[i], inner.truncated[i]);
+        self.has_final[i] = false;
+        self.infos[i].clone_from(&inner.infos[i]);
+    }
+
     /// Every row, as disjoint slices that can be split between threads.
     pub fn rows_mut(&mut self) -> Rows<'_> {
         Rows {

@@ -7,7 +7,14 @@ use proprio::serde_json::{self, Value};
 use std::path::{Path, PathBuf};
 
 /// DejaVu Sans, bundled so plots and video overlays need no system fonts.
-pub(crate) static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+/// Makes the bundled font plotters' `sans-serif`, once per process; false if
+/// it cannot be loaded.
+pub(crate) fn register_bundled_font() -> bool {
+    static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *REGISTERED.get_or_init(|| register_font("sans-serif", FontStyle::Normal, FONT).is_ok())
+}
 
 /// One line of a plot: a run's (global step, metric) points.
 pub struct Curve {
@@ -60,8 +67,9 @@ pub fn plot(curves: &[Curve], metric: &str, title: &str, out: &PathBuf) -> Resul
         path: out.clone(),
         source: std::io::Error::other(e.to_string()),
     };
-    register_font("sans-serif", FontStyle::Normal, FONT)
-        .map_err(|_| draw_error(&"cannot load the bundled font"))?;
+    if !register_bundled_font() {
+        return Err(draw_error(&"cannot load the bundled font"));
+    }
     let root = BitMapBackend::new(out, (960, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| draw_error(&e))?;
     let font = |size| (FontFamily::SansSerif, size).into_font();

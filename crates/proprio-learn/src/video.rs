@@ -5,7 +5,7 @@ use crate::error::{LearnError, Result};
 use image::codecs::gif::{GifEncoder, Repeat};
 use image::{Delay, Frame, RgbaImage};
 use plotters::prelude::*;
-use plotters::style::{FontFamily, register_font};
+use plotters::style::FontFamily;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -109,8 +109,9 @@ pub fn tile(cells: &[&[u8]], width: usize, height: usize, columns: usize, out: &
 /// white text with a dark outline, sized to the image.
 pub fn annotate(rgb: &mut [u8], width: u32, height: u32, lines: &[String]) -> Result<()> {
     let draw_error = |e: &dyn std::fmt::Display| LearnError::Config(format!("overlay: {e}"));
-    register_font("sans-serif", FontStyle::Normal, crate::plot::FONT)
-        .map_err(|_| draw_error(&"cannot load the bundled font"))?;
+    if !crate::plot::register_bundled_font() {
+        return Err(draw_error(&"cannot load the bundled font"));
+    }
     let size = (height as f64 / 11.0).clamp(8.0, 18.0);
     let root = BitMapBackend::with_buffer(rgb, (width, height)).into_drawing_area();
     let font = (FontFamily::SansSerif, size).into_font();

@@ -162,16 +162,49 @@ impl Targets {
     }
 }
 
-/// The opaque or the translucent (alpha-blended, no depth writes) scene
-/// pipeline, drawing back faces or not, writing the depth image or not.
+/// Which scene pipeline a draw uses; [`PipelineKey::index`] numbers the
+/// [`PipelineKey::COUNT`] of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PipelineKey {
+    /// Writes the depth image as well as colour.
+    pub depth: bool,
+    /// Alpha-blended, no depth writes (markers).
+    pub translucent: bool,
+    /// Draws back faces (quads: cards are seen from both sides); closed meshes cull them.
+    pub two_sided: bool,
+}
+
+impl PipelineKey {
+    /// How many scene pipelines there are.
+    pub const COUNT: usize = 8;
+
+    /// This key's place among the pipelines, `0..COUNT`.
+    pub fn index(self) -> usize {
+        4 * self.depth as usize + 2 * self.translucent as usize + self.two_sided as usize
+    }
+
+    /// The key at `index` (the inverse of [`PipelineKey::index`]).
+    pub fn from_index(index: usize) -> Self {
+        Self {
+            depth: index & 4 != 0,
+            translucent: index & 2 != 0,
+            two_sided: index & 1 != 0,
+        }
+    }
+}
+
+/// The scene pipeline of `key`.
 pub fn create_pipeline(
     device: &wgpu::Device,
     layout: &wgpu::PipelineLayout,
     module: &wgpu::ShaderModule,
-    translucent: bool,
-    two_sided: bool,
-    depth: bool,
+    key: PipelineKey,
 ) -> wgpu::RenderPipeline {
+    let PipelineKey {
+        depth,
+        translucent,
+        two_sided,
+    } = key;
     let vertex_attributes =
         wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x2];
     let instance_attributes = wgpu::vertex_attr_array![
@@ -235,4 +268,16 @@ pub fn create_pipeline(
         multiview_mask: None,
         cache: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PipelineKey;
+
+    #[test]
+    fn every_pipeline_key_has_its_own_index() {
+        for k in 0..PipelineKey::COUNT {
+            assert_eq!(PipelineKey::from_index(k).index(), k);
+        }
+    }
 }

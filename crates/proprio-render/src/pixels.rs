@@ -196,19 +196,6 @@ impl<V: VecEnv> PixelObs<V> {
         observed
     }
 
-    /// Copies rewards, flags and infos of the last inner call.
-    fn copy_outcome(&mut self) {
-        let inner = self.inner.batch();
-        let b = &mut self.batch;
-        b.reward.copy_from_slice(&inner.reward);
-        b.terminated.copy_from_slice(&inner.terminated);
-        b.truncated.copy_from_slice(&inner.truncated);
-        b.has_final.fill(false);
-        for (to, from) in b.infos.iter_mut().zip(&inner.infos) {
-            to.clone_from(from);
-        }
-    }
-
     /// Same-step autoreset: keeps each finished env's last image and info, then resets it.
     fn reset_finished(&mut self) -> Result<()> {
         let d = self.batch.obs_dim;
@@ -253,7 +240,7 @@ impl<V: VecEnv> VecEnv for PixelObs<V> {
 
     fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
         self.inner.reset(seed, options)?;
-        self.copy_outcome();
+        self.batch.copy_outcome(self.inner.batch());
         self.observe_all()
     }
 
@@ -263,12 +250,7 @@ impl<V: VecEnv> VecEnv for PixelObs<V> {
         envs.clear();
         envs.extend(mask.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i));
         for &i in &envs {
-            let b = &mut self.batch;
-            let inner = self.inner.batch();
-            (b.reward[i], b.terminated[i], b.truncated[i]) =
-                (inner.reward[i], inner.terminated[i], inner.truncated[i]);
-            b.has_final[i] = false;
-            b.infos[i].clone_from(&inner.infos[i]);
+            self.batch.copy_reset_outcome(i, self.inner.batch());
         }
         let observed = self.observe(&envs);
         self.finished_envs = envs;
@@ -277,7 +259,7 @@ impl<V: VecEnv> VecEnv for PixelObs<V> {
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         self.inner.step(actions)?;
-        self.copy_outcome();
+        self.batch.copy_outcome(self.inner.batch());
         self.observe_all()?;
         if self.autoreset == AutoresetMode::SameStep {
             self.reset_finished()?;

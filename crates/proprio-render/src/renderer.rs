@@ -3,7 +3,7 @@
 //! never depends on its place in the batch), one read-back per call.
 
 use crate::camera::View;
-use crate::gpu::{Growing, Targets, Tiling, create_pipeline};
+use crate::gpu::{Growing, PipelineKey, Targets, Tiling, create_pipeline};
 use crate::mesh::{Instance, MESHES, Mesh, Meshes, primitives};
 use crate::texture::Atlas;
 use crate::{Frames, RenderError};
@@ -20,6 +20,7 @@ mod record;
 fn segments(size: u32) -> u32 {
     (size / 32 * 4).clamp(8, 32)
 }
+
 /// Target layers at most (each up to 2048² texels of colour and of depth).
 const MAX_LAYERS: u32 = 4;
 /// Half the side of the floor, m.
@@ -68,9 +69,10 @@ struct GpuCamera {
 #[derive(Clone, Copy)]
 struct Draw {
     mesh: usize,
-    /// 2 × translucent + two-sided (a quad: cards are seen from both sides;
-    /// closed meshes cull their back faces).
-    pipeline: usize,
+    /// Drawn over what is there (a marker).
+    translucent: bool,
+    /// Back faces drawn (a quad).
+    two_sided: bool,
     first: u32,
     count: u32,
 }
@@ -81,9 +83,8 @@ pub struct Renderer {
     adapter: String,
     device: wgpu::Device,
     queue: wgpu::Queue,
-    /// Indexed by 4 × depth + [`Draw::pipeline`]: with or without the depth
-    /// image, opaque or translucent, culled or two-sided.
-    pipelines: [wgpu::RenderPipeline; 8],
+    /// Indexed by [`PipelineKey::index`].
+    pipelines: [wgpu::RenderPipeline; PipelineKey::COUNT],
     layout: wgpu::BindGroupLayout,
     sampler: wgpu::Sampler,
     vertices: wgpu::Buffer,
@@ -177,14 +178,11 @@ impl Renderer {
             immediate_size: 0,
         });
         let pipelines = std::array::from_fn(|k| {
-            let (depth, translucent, two_sided) = (k & 4 != 0, k & 2 != 0, k & 1 != 0);
             create_pipeline(
                 &device,
                 &pipeline_layout,
                 &module,
-                translucent,
-                two_sided,
-                depth,
+                PipelineKey::from_index(k),
             )
         });
         let meshes = Meshes::new(segments(config.width.max(config.height)));
@@ -404,7 +402,8 @@ impl Renderer {
             }
             self.draws.push(Draw {
                 mesh,
-                pipeline: 2 * translucent as usize + (mesh == Mesh::Quad as usize) as usize,
+                translucent,
+                two_sided: mesh == Mesh::Quad as usize,
                 first: instances.len() as u32,
                 count: bucket.len() as u32,
             });

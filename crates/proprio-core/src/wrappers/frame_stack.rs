@@ -39,7 +39,7 @@ impl<V: VecEnv> FrameStack<V> {
             batch,
             restarting: vec![false; n],
         };
-        stacked.copy_outcome();
+        stacked.batch.copy_outcome(stacked.inner.batch());
         for i in 0..n {
             stacked.restart(i);
         }
@@ -60,24 +60,6 @@ impl<V: VecEnv> FrameStack<V> {
         }
         self.restarting[i] = false;
     }
-
-    /// Copies rewards, flags and infos (and final infos) of the last inner call.
-    fn copy_outcome(&mut self) {
-        let inner = self.inner.batch();
-        let b = &mut self.batch;
-        b.reward.copy_from_slice(&inner.reward);
-        b.terminated.copy_from_slice(&inner.terminated);
-        b.truncated.copy_from_slice(&inner.truncated);
-        b.has_final.copy_from_slice(&inner.has_final);
-        for (to, from) in b.infos.iter_mut().zip(&inner.infos) {
-            to.clone_from(from);
-        }
-        for (i, to) in b.final_infos.iter_mut().enumerate() {
-            if inner.has_final[i] {
-                to.clone_from(&inner.final_infos[i]);
-            }
-        }
-    }
 }
 
 /// Drops the oldest frame of `stack` and appends `newest`.
@@ -88,7 +70,7 @@ fn push(stack: &mut [f32], newest: &[f32]) {
 }
 
 impl<V: VecEnv> VecEnv for FrameStack<V> {
-    forward_vec_env!(num_envs, autoreset_mode, scene);
+    forward_vec_env!(num_envs, autoreset_mode, snapshot, scene);
 
     fn spec(&self) -> &EnvSpec {
         &self.spec
@@ -96,7 +78,7 @@ impl<V: VecEnv> VecEnv for FrameStack<V> {
 
     fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
         self.inner.reset(seed, options)?;
-        self.copy_outcome();
+        self.batch.copy_outcome(self.inner.batch());
         for i in 0..self.batch.num_envs {
             self.restart(i);
         }
@@ -106,11 +88,7 @@ impl<V: VecEnv> VecEnv for FrameStack<V> {
     fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
         self.inner.reset_envs(mask, options)?;
         for i in (0..mask.len()).filter(|&i| mask[i]) {
-            let (b, inner) = (&mut self.batch, self.inner.batch());
-            (b.reward[i], b.terminated[i], b.truncated[i]) =
-                (inner.reward[i], inner.terminated[i], inner.truncated[i]);
-            b.has_final[i] = false;
-            b.infos[i].clone_from(&inner.infos[i]);
+            self.batch.copy_reset_outcome(i, self.inner.batch());
             self.restart(i);
         }
         Ok(())
@@ -118,7 +96,7 @@ impl<V: VecEnv> VecEnv for FrameStack<V> {
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         self.inner.step(actions)?;
-        self.copy_outcome();
+        self.batch.copy_outcome(self.inner.batch());
         let next_step = self.inner.autoreset_mode() == AutoresetMode::NextStep;
         let d = self.batch.obs_dim;
         for i in 0..self.batch.num_envs {
@@ -145,10 +123,6 @@ impl<V: VecEnv> VecEnv for FrameStack<V> {
 
     fn batch_mut(&mut self) -> &mut Batch {
         &mut self.batch
-    }
-
-    fn snapshot(&self, env: usize) -> Result<State> {
-        self.inner.snapshot(env)
     }
 
     fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {

@@ -2,6 +2,7 @@
 //! tile), the copies of every tile to the read-back buffer, and the read-back.
 
 use super::{Draw, Renderer, SKY};
+use crate::gpu::PipelineKey;
 use crate::{Frames, RenderError};
 use std::sync::mpsc;
 
@@ -61,26 +62,26 @@ impl Renderer {
             let (x, y, _) = self.tiling.place(env);
             pass.set_viewport(x as f32, y as f32, w as f32, h as f32, 0.0, 1.0);
             pass.set_scissor_rect(x, y, w, h);
-            self.draw_env(
-                &mut pass,
-                &self.draws[from..to],
-                4 * depth as usize,
-                &mut pipeline,
-            );
+            self.draw_env(&mut pass, &self.draws[from..to], depth, &mut pipeline);
         }
     }
 
-    /// Records the instanced draws of one env with the pipelines from
-    /// `first_pipeline` on, switching only when `pipeline` (the one in use) changes.
+    /// Records the instanced draws of one env (writing depth or not),
+    /// switching only when `pipeline` (the one in use) changes.
     fn draw_env(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
         draws: &[Draw],
-        first_pipeline: usize,
+        depth: bool,
         pipeline: &mut Option<usize>,
     ) {
         for draw in draws {
-            let wanted = first_pipeline + draw.pipeline;
+            let wanted = PipelineKey {
+                depth,
+                translucent: draw.translucent,
+                two_sided: draw.two_sided,
+            }
+            .index();
             if *pipeline != Some(wanted) {
                 pass.set_pipeline(&self.pipelines[wanted]);
                 *pipeline = Some(wanted);
