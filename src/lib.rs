@@ -50,7 +50,8 @@ pub fn make_vec(
 }
 
 /// Builds a batch whose observations are what `obs` asks for: the state, or
-/// camera images rendered offscreen (alone or followed by the state).
+/// camera images rendered offscreen (alone or followed by the state), stacked
+/// `obs.frame_stack` times.
 #[cfg(feature = "render")]
 pub fn make_vec_observed(
     id: &str,
@@ -59,14 +60,18 @@ pub fn make_vec_observed(
     options: VecOptions,
     obs: &render::ObsOptions,
 ) -> Result<Box<dyn VecEnv>> {
-    if obs.mode == render::ObsMode::State {
-        return make_vec(id, num_envs, config, options);
-    }
-    let inner = VecOptions {
-        autoreset: render::inner_autoreset(options.autoreset),
-        ..options
+    let venv = if obs.mode == render::ObsMode::State {
+        make_vec(id, num_envs, config, options)?
+    } else {
+        let inner = VecOptions {
+            autoreset: render::inner_autoreset(options.autoreset),
+            ..options
+        };
+        let venv = make_vec(id, num_envs, config, inner)?;
+        Box::new(render::PixelObs::new(venv, obs.clone(), options.autoreset)?)
     };
-    let venv = make_vec(id, num_envs, config, inner)?;
-    let pixels = render::PixelObs::new(venv, obs.clone(), options.autoreset)?;
-    Ok(Box::new(pixels))
+    Ok(match obs.frame_stack {
+        0 | 1 => venv,
+        k => Box::new(wrappers::FrameStack::new(venv, k)?),
+    })
 }

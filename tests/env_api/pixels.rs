@@ -24,6 +24,7 @@ fn pixels(
         mode,
         image_size: 24,
         camera: camera.into(),
+        frame_stack: 1,
     };
     match proprio::make_vec_observed(id, n, &Value::Null, options, &obs) {
         Ok(v) => Some(v),
@@ -156,4 +157,36 @@ fn the_drones_follow_camera_keeps_the_drone_in_the_centre() {
             );
         }
     }
+}
+
+#[test]
+fn several_cameras_stack_their_images_along_the_channels() {
+    let id = "manipulation/reach-v0";
+    let make = |camera: &str| pixels(id, 2, 1, AutoresetMode::NextStep, ObsMode::Rgb, camera);
+    let (Some(mut both), Some(mut front), Some(mut side)) =
+        (make("front,side"), make("front"), make("side"))
+    else {
+        return;
+    };
+    assert_eq!(
+        both.spec().observation_space,
+        Space::Image {
+            height: 24,
+            width: 24,
+            channels: 6
+        }
+    );
+    for v in [&mut both, &mut front, &mut side] {
+        v.reset(Some(3), None).unwrap();
+    }
+    let (b, f, s) = (
+        both.batch().obs(1),
+        front.batch().obs(1),
+        side.batch().obs(1),
+    );
+    for p in 0..24 * 24 {
+        assert_eq!(&b[p * 6..p * 6 + 3], &f[p * 3..p * 3 + 3], "pixel {p}");
+        assert_eq!(&b[p * 6 + 3..p * 6 + 6], &s[p * 3..p * 3 + 3], "pixel {p}");
+    }
+    assert_ne!(f, s, "the two cameras see different images");
 }

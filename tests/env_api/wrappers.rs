@@ -229,3 +229,29 @@ fn episode_statistics_continue_a_restored_episode() {
         "the restored copy reports the whole episode: {original} vs {copy}"
     );
 }
+
+#[test]
+fn image_pixels_are_not_normalised() {
+    let make = || vec_env("language/jigsaw-v0", 3, AutoresetMode::NextStep, 1);
+    let (mut raw, mut venv) = (make(), NormalizeObservation::new(make(), Some(10.0)));
+    raw.reset(Some(5), None).unwrap();
+    venv.reset(Some(5), None).unwrap();
+    let space = raw.spec().observation_space.clone();
+    let dim = space.flat_dim();
+    let normalised = space.non_image_components();
+    assert_eq!(
+        normalised,
+        (768..772).collect::<Vec<_>>(),
+        "the answer tokens only"
+    );
+    assert_eq!(venv.stats().mean.len(), normalised.len());
+    for (j, (x, z)) in raw.batch().obs.iter().zip(&venv.batch().obs).enumerate() {
+        if j % dim < 768 {
+            assert_eq!(x, z, "pixel {j} changed");
+        }
+    }
+    let mut again = raw.batch().obs.clone();
+    venv.stats()
+        .normalize_components(&mut again, dim, &normalised, Some(10.0));
+    assert_eq!(again, venv.batch().obs);
+}

@@ -111,9 +111,13 @@ pub struct ObsArgs {
     /// Side of the square images, pixels.
     #[arg(long, default_value_t = 64)]
     pub image_size: u32,
-    /// Camera of the images: default, top, or one the env offers (`proprio info` lists them).
+    /// Camera of the images: default, top, or one the env offers (`proprio info` lists
+    /// them); several joined by commas (front,side) stack their images along the channels.
     #[arg(long, default_value = "default")]
     pub camera: String,
+    /// Observations stacked per step, oldest first (1: none), for policies that need motion.
+    #[arg(long, default_value_t = 1)]
+    pub frame_stack: usize,
 }
 
 impl ObsArgs {
@@ -123,18 +127,29 @@ impl ObsArgs {
             mode: self.obs,
             image_size: self.image_size,
             camera: self.camera.clone(),
+            frame_stack: self.frame_stack,
         }
     }
 
     /// The shape of one observation for the JSON outputs: `[h, w, 3]`, `[h, w]`,
-    /// `{"image": [h, w, 3], "state": [d]}` or `[d]` for `state_dim` floats of state.
+    /// `{"image": [h, w, 3], "state": [d]}` or `[d]` for `state_dim` floats of
+    /// state (channels times the cameras); stacked frames give
+    /// `{"stack": k, "frame": shape}`, laid out frame after frame.
     pub fn shape(&self, state_dim: usize) -> serde_json::Value {
         let s = self.image_size;
-        match self.obs {
+        let views = self.options().cameras().count();
+        let frame = match self.obs {
             ObsMode::State => serde_json::json!([state_dim]),
-            ObsMode::Rgb => serde_json::json!([s, s, 3]),
-            ObsMode::Depth => serde_json::json!([s, s]),
-            ObsMode::RgbState => serde_json::json!({"image": [s, s, 3], "state": [state_dim]}),
+            ObsMode::Rgb => serde_json::json!([s, s, 3 * views]),
+            ObsMode::Depth if views == 1 => serde_json::json!([s, s]),
+            ObsMode::Depth => serde_json::json!([s, s, views]),
+            ObsMode::RgbState => {
+                serde_json::json!({"image": [s, s, 3 * views], "state": [state_dim]})
+            }
+        };
+        match self.frame_stack {
+            0 | 1 => frame,
+            k => serde_json::json!({"stack": k, "frame": frame}),
         }
     }
 }

@@ -4,11 +4,9 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
-use proprio::render::{Frames, RenderConfig, Renderer};
-use proprio::{AutoresetMode, Controller, RandomActions, Scene, Space, VecEnv, VecOptions};
+use proprio::RandomActions;
 use proprio_learn::Policy;
-use proprio_learn::video::{GifVideo, annotate, tile};
-use std::borrow::Cow;
+use proprio_learn::recording::{ActFn, RecordOptions, record, record_policy};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -57,25 +55,6 @@ pub struct RecordArgs {
     force: bool,
 }
 
-/// Who picks the actions.
-enum Actor {
-    Trained(Box<Policy>),
-    Scripted(Box<dyn Controller>),
-    Random(RandomActions),
-}
-
-/// One env's place in the grid: its episode counters and, once its episodes
-/// are over, its last picture.
-#[derive(Default)]
-struct Cell {
-    episode: usize,
-    step: usize,
-    reward: f32,
-    episode_return: f64,
-    success: Option<bool>,
-    still: Option<Vec<u8>>,
-}
-
 pub fn run(args: &RecordArgs) -> CliResult {
     let (columns, rows) = grid(&args.grid)?;
     if args.episodes == 0 || args.max_steps == 0 {
@@ -83,182 +62,60 @@ pub fn run(args: &RecordArgs) -> CliResult {
             "--episodes and --max-steps must be at least 1".into(),
         ));
     }
-    let n = columns * rows;
-    let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
     if args.checkpoint.is_none() && args.policy.is_none() && !args.random {
         return Err(Failure(
             "give --checkpoint RUN, --policy scripted or --random".into(),
         ));
     }
-    let (id, config, policy) = match &args.checkpoint {
+    let options = RecordOptions {
+        episodes: args.episodes,
+        columns,
+        rows,
+        image_size: args.image_size,
+        camera: args.camera.clone(),
+        fps: args.fps,
+        max_steps: args.max_steps,
+        seed: args.seed,
+        overwrite: args.force,
+    };
+    let n = options.num_envs();
+    let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
+    let frames = match &args.checkpoint {
         Some(run) => {
-            let policy = Policy::load(run).map_err(fail)?;
-            let env = policy.env().clone();
-            (env.id, env.config, Some(policy))
+            let mut policy = Policy::load(run).map_err(fail)?;
+            record_policy(&mut policy, &options, &args.out).map_err(fail)?
         }
-        None => (
-            args.env.clone().unwrap_or_default(),
-            input::config(args.config.as_deref())?,
-            None,
-        ),
-    };
-    let options = VecOptions {
-        autoreset: AutoresetMode::Disabled,
-        ..VecOptions::default()
-    };
-    let mut venv = proprio::make_vec(&id, n, &config, options)?;
-    let mut actor = match policy {
-        Some(policy) => Actor::Trained(Box::new(policy)),
-        None if args.random => Actor::Random(RandomActions::new(args.seed, n)),
-        None => Actor::Scripted(proprio::registry().controller(&id, venv.spec())?),
+        None => {
+            let id = args.env.clone().unwrap_or_default();
+            let config = input::config(args.config.as_deref())?;
+            let mut venv = proprio::make_vec(&id, n, &config, RecordOptions::vec_options())?;
+            let space = venv.spec().action_space.clone();
+            let mut act: Box<ActFn> = if args.random {
+                let mut random = RandomActions::new(args.seed, n);
+                Box::new(move |_, actions| {
+                    random.sample(&space, actions);
+                    Ok(())
+                })
+            } else {
+                let mut scripted = proprio::registry().controller(&id, venv.spec())?;
+                Box::new(move |obs, actions| {
+                    scripted.act(obs, actions);
+                    Ok(())
+                })
+            };
+            record(venv.as_mut(), &mut act, &options, &args.out).map_err(fail)?
+        }
     };
     let size = args.image_size;
-    let mut renderer = Renderer::new(RenderConfig {
-        width: size,
-        height: size,
-        floor: true,
-    })
-    .map_err(|e| Failure(e.to_string()))?;
-    let (grid_w, grid_h) = (columns as u32 * size, rows as u32 * size);
-    let mut video =
-        GifVideo::create(&args.out, grid_w, grid_h, args.fps, args.force).map_err(fail)?;
-    let space = venv.spec().action_space.clone();
-    let mut actions = vec![0.0; n * space.flat_dim()];
-    let mut cells: Vec<Cell> = (0..n).map(|_| Cell::default()).collect();
-    let mut finished = vec![false; n];
-    let mut recorder = Recorder {
-        renderer: &mut renderer,
-        scenes: vec![Scene::default(); n],
-        frames: Frames::default(),
-        picture: Vec::new(),
-        camera: &args.camera,
-        episodes: args.episodes,
-    };
-    venv.reset(Some(args.seed), None)?;
-    recorder.push(venv.as_ref(), &cells, columns, &mut video)?;
-    while cells.iter().any(|c| c.still.is_none()) {
-        act(&mut actor, venv.as_ref(), &space, &mut actions)?;
-        venv.step(&actions)?;
-        let batch = venv.batch();
-        for (i, cell) in cells.iter_mut().enumerate() {
-            cell.step += 1;
-            cell.reward = batch.reward[i];
-            cell.episode_return += f64::from(batch.reward[i]);
-            cell.success = batch.infos[i].get("success").map(|s| s > 0.0);
-            finished[i] = batch.done(i) || cell.step >= args.max_steps;
-        }
-        recorder.push(venv.as_ref(), &cells, columns, &mut video)?;
-        for (i, cell) in cells.iter_mut().enumerate() {
-            if finished[i] && cell.still.is_none() {
-                cell.episode += 1;
-                if cell.episode == args.episodes {
-                    cell.still = Some(recorder.cell(i, cell)?);
-                } else {
-                    let still = cell.still.take();
-                    *cell = Cell {
-                        episode: cell.episode,
-                        still,
-                        ..Cell::default()
-                    };
-                }
-            }
-        }
-        if finished.contains(&true) {
-            venv.reset_envs(&finished, None)?;
-        }
-    }
     println!(
-        "wrote {} ({} frames, {grid_w}×{grid_h}, {} env{} × {} episode{})",
+        "wrote {} ({frames} frames, {}×{}, {n} env{} × {} episode{})",
         args.out.display(),
-        video.frames(),
-        n,
+        columns as u32 * size,
+        rows as u32 * size,
         if n == 1 { "" } else { "s" },
         args.episodes,
         if args.episodes == 1 { "" } else { "s" },
     );
-    Ok(())
-}
-
-/// Renders the batch and appends one grid frame to the video.
-struct Recorder<'a> {
-    renderer: &'a mut Renderer,
-    scenes: Vec<Scene>,
-    frames: Frames,
-    picture: Vec<u8>,
-    camera: &'a str,
-    episodes: usize,
-}
-
-impl Recorder<'_> {
-    fn push(
-        &mut self,
-        venv: &dyn VecEnv,
-        cells: &[Cell],
-        columns: usize,
-        video: &mut GifVideo,
-    ) -> CliResult {
-        for (i, scene) in self.scenes.iter_mut().enumerate() {
-            venv.scene(i, scene)?;
-        }
-        self.renderer
-            .render(&self.scenes, self.camera, false, &mut self.frames)
-            .map_err(|e| Failure(e.to_string()))?;
-        let pictures = cells
-            .iter()
-            .enumerate()
-            .map(|(i, cell)| match &cell.still {
-                Some(still) => Ok(Cow::Borrowed(still.as_slice())),
-                None => self.cell(i, cell).map(Cow::Owned),
-            })
-            .collect::<Result<Vec<_>, Failure>>()?;
-        let refs: Vec<&[u8]> = pictures.iter().map(|p| p.as_ref()).collect();
-        let size = self.frames.width as usize;
-        tile(&refs, size, size, columns, &mut self.picture);
-        video
-            .push(&self.picture)
-            .map_err(|e| Failure(e.to_string()))
-    }
-
-    /// Env `i`'s current picture with its counters written on it.
-    fn cell(&self, i: usize, cell: &Cell) -> Result<Vec<u8>, Failure> {
-        let mut picture = self.frames.rgb(i).to_vec();
-        let mut lines = vec![
-            format!(
-                "ep {}/{} step {}",
-                (cell.episode + 1).min(self.episodes),
-                self.episodes,
-                cell.step
-            ),
-            format!("r {:+.2} R {:.1}", cell.reward, cell.episode_return),
-        ];
-        if let Some(success) = cell.success {
-            lines.push(if success { "success" } else { "no success yet" }.into());
-        }
-        let (w, h) = (self.frames.width, self.frames.height);
-        annotate(&mut picture, w, h, &lines).map_err(|e| Failure(e.to_string()))?;
-        Ok(picture)
-    }
-}
-
-/// Fills `actions` for the batch's current observations.
-fn act(actor: &mut Actor, venv: &dyn VecEnv, space: &Space, actions: &mut [f32]) -> CliResult {
-    let obs = &venv.batch().obs;
-    match actor {
-        Actor::Trained(policy) => {
-            policy
-                .act_batch(obs, true, actions)
-                .map_err(|e| Failure(e.to_string()))?;
-            if let Space::Box { low, high } = space {
-                for row in actions.chunks_exact_mut(low.len()) {
-                    for ((a, lo), hi) in row.iter_mut().zip(low).zip(high) {
-                        *a = a.clamp(*lo, *hi);
-                    }
-                }
-            }
-        }
-        Actor::Scripted(controller) => controller.act(obs, actions),
-        Actor::Random(random) => random.sample(space, actions),
-    }
     Ok(())
 }
 

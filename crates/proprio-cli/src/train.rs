@@ -48,6 +48,12 @@ pub struct TrainArgs {
     /// Where the env physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend.
     #[arg(long, default_value = "cpu")]
     backend: proprio::Backend,
+    #[command(flatten)]
+    obs: input::ObsArgs,
+    /// Write a GIF of 4 evaluation episodes into RUN/videos/ at the first
+    /// checkpoint after every N env steps (as SB3's VecVideoRecorder).
+    #[arg(long, value_name = "N")]
+    video_every: Option<u64>,
 }
 
 fn overrides(set: &[String], total_steps: Option<u64>) -> Result<Map<String, Value>, Failure> {
@@ -77,15 +83,15 @@ pub fn run(args: &TrainArgs) -> CliResult {
             proprio_learn::train(TrainRequest {
                 algo,
                 env: EnvSource {
-                    id: env.clone(),
-                    config: input::config(args.config.as_deref())?,
-                    backend: args.backend,
+                    obs: args.obs.options(),
+                    ..EnvSource::new(env, input::config(args.config.as_deref())?, args.backend)
                 },
                 seed: args.seed,
                 backend: args.device,
                 threads: args.threads,
                 overrides: overrides(&args.set, args.total_steps)?,
                 out: args.out.clone(),
+                video_every: args.video_every,
             })
         }
         (None, None) => return Err(Failure("give --env ENV, or --resume RUN_DIR".into())),

@@ -48,6 +48,9 @@ pub struct ViewArgs {
     /// Take the --screenshot in a real window (needs a display, e.g. Xvfb) instead of offscreen.
     #[arg(long, requires = "screenshot")]
     window: bool,
+    /// What the env observes (a --checkpoint's envs observe what it was trained on).
+    #[command(flatten)]
+    obs: input::ObsArgs,
 }
 
 /// A trained policy acting greedily (the distribution's mode).
@@ -99,11 +102,13 @@ fn size(text: &str) -> Result<(u32, u32), Failure> {
 pub fn run(args: &ViewArgs) -> CliResult {
     let mut env = args.env.clone();
     let mut config = input::config(args.config.as_deref())?;
+    let mut obs = args.obs.options();
     let mut pilot: Option<Box<dyn Pilot>> = None;
     if let Some(dir) = &args.checkpoint {
         let policy = Policy::load(dir).map_err(|e| Failure(e.to_string()))?;
         env = Some(policy.env().id.clone());
         config = policy.env().config.clone();
+        obs = policy.env().obs.clone();
         pilot = Some(Box::new(Trained(policy)));
     }
     if let Some(kind) = &args.policy {
@@ -135,6 +140,7 @@ pub fn run(args: &ViewArgs) -> CliResult {
     let report = proprio_viewer::run(ViewerOptions {
         env,
         config,
+        obs,
         seed: args.seed,
         num_envs: args.num_envs,
         pilot,

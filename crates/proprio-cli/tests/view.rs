@@ -413,3 +413,55 @@ fn record_writes_an_animated_gif_whose_frames_change() {
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
 }
+
+#[test]
+fn a_pixel_policy_trains_films_itself_and_is_evaluated_recorded_and_viewed_on_images() {
+    let Some(dir) = render_dir("pixel-policy") else {
+        return;
+    };
+    let run = dir.join("run");
+    let run_arg = run.to_str().unwrap();
+    let train = "train --env classic/cartpole-v1 --obs rgb --image-size 32 --total-steps 1024 --set num_envs=4 --set eval_every=512 --set eval_episodes=2 --video-every 512 --threads 1 --out";
+    let mut argv: Vec<&str> = train.split(' ').collect();
+    argv.push(run_arg);
+    ok(&proprio(&argv, &[]));
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(info["env"]["obs"]["mode"], "rgb", "{info}");
+    for step in [512, 1024] {
+        let video = run.join(format!("videos/step-{step}.gif"));
+        assert!(video.is_file(), "{} is missing", video.display());
+    }
+    let said = ok(&proprio(
+        &["eval", "--checkpoint", run_arg, "--episodes", "2", "--json"],
+        &[],
+    ));
+    assert!(said.contains(r#""episodes":2"#), "{said}");
+    let gif = dir.join("policy.gif");
+    let argv = [
+        "record",
+        "--checkpoint",
+        run_arg,
+        "--image-size",
+        "32",
+        "--max-steps",
+        "4",
+        "--out",
+        gif.to_str().unwrap(),
+    ];
+    assert!(ok(&proprio(&argv, &[])).contains("32×32"));
+    let shot = dir.join("policy.png");
+    let argv = [
+        "view",
+        "--checkpoint",
+        run_arg,
+        "--screenshot",
+        shot.to_str().unwrap(),
+        "--frames",
+        "2",
+        "--size",
+        "64x64",
+    ];
+    ok(&proprio(&argv, &[]));
+    assert!(shot.is_file());
+}

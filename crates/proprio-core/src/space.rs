@@ -105,6 +105,26 @@ impl Space {
         }
     }
 
+    /// Indices of the flat components that are not image pixels: what
+    /// observation normalisation touches (images are scaled by the network).
+    pub fn non_image_components(&self) -> Vec<usize> {
+        fn walk(space: &Space, at: &mut usize, out: &mut Vec<usize>) {
+            match space {
+                Space::Image { .. } => *at += space.flat_dim(),
+                Space::Tuple { spaces } => spaces.iter().for_each(|s| walk(s, at, out)),
+                Space::Dict { spaces } => spaces.iter().for_each(|(_, s)| walk(s, at, out)),
+                other => {
+                    let dim = other.flat_dim();
+                    out.extend(*at..*at + dim);
+                    *at += dim;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut 0, &mut out);
+        out
+    }
+
     /// True for spaces whose components are whole numbers.
     pub fn is_integral(&self) -> bool {
         !matches!(self, Self::Box { .. })

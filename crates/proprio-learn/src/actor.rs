@@ -4,6 +4,7 @@
 //! One env step's action is made of `units` log-probability terms: the
 //! tokens of an answer, or one term for a whole control action.
 
+use crate::encoder::CnnConfig;
 use crate::error::Result;
 use crate::head::ActionHead;
 use crate::ppo::ActorCritic;
@@ -11,7 +12,7 @@ use crate::sequence::SequencePolicy;
 use crate::tensor::{host, matrix};
 use burn::module::Module;
 use burn::prelude::*;
-use proprio::EnvRng;
+use proprio::{EnvRng, Space};
 
 /// Actions sampled for a batch of observations, on the host.
 #[derive(Debug, Clone, Default)]
@@ -109,19 +110,20 @@ pub struct ControlPolicy {
 }
 
 impl ControlPolicy {
-    /// CleanRL's actor-critic for `obs_dim` observations and `head`'s actions.
+    /// CleanRL's actor-critic for observations in `obs_space` (images through
+    /// the Nature CNN) and `head`'s actions.
     pub fn new(
-        obs_dim: usize,
+        obs_space: &Space,
         head: ActionHead,
         hidden: &[usize],
         device: &Device,
         rng: &mut EnvRng,
-    ) -> Self {
-        Self {
-            nets: ActorCritic::new(obs_dim, &head, hidden, device, rng),
+    ) -> Result<Self> {
+        Ok(Self {
+            nets: ActorCritic::new(obs_space, &head, hidden, &CnnConfig::default(), device, rng)?,
             head,
-            obs_dim,
-        }
+            obs_dim: obs_space.flat_dim(),
+        })
     }
 
     fn device(&self) -> Device {
@@ -149,8 +151,7 @@ impl Actor for ControlPolicy {
     ) -> Result<Sampled> {
         let params = host(
             self.nets
-                .actor
-                .forward(matrix(obs, n, self.obs_dim, &self.device())),
+                .params(matrix(obs, n, self.obs_dim, &self.device())),
         )?;
         let log_std = match self.nets.log_std() {
             Some(ls) => host(ls)?,
@@ -180,7 +181,7 @@ impl Actor for ControlPolicy {
         let device = self.device();
         let x = matrix(obs, n, self.obs_dim, &device);
         let actions = matrix(stored, n, self.head.action_dim(), &device);
-        let mut params = self.nets.actor.forward(x.clone());
+        let (mut params, value) = self.nets.forward(x);
         let mut log_std = self.nets.log_std();
         match &self.head {
             ActionHead::Categorical { .. } => params = params.div_scalar(temperature),
@@ -192,7 +193,7 @@ impl Actor for ControlPolicy {
         Scores {
             logp: logp.unsqueeze_dim(1),
             entropy: entropy.unsqueeze_dim(1),
-            value: self.nets.value(x).unsqueeze_dim(1),
+            value: value.unsqueeze_dim(1),
         }
     }
 

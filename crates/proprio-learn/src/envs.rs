@@ -2,6 +2,7 @@
 
 use crate::error::{LearnError, Result};
 use crate::run::Progress;
+use proprio::render::ObsOptions;
 use proprio::serde_json::Value;
 use proprio::wrappers::{
     ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RunningMeanStd,
@@ -19,6 +20,28 @@ pub struct EnvSource {
     /// Where the env's physics runs (CPU threads or GPU).
     #[serde(default)]
     pub backend: Backend,
+    /// What the agent observes: the state or camera images (rendered offscreen), stacked or not.
+    #[serde(default)]
+    pub obs: ObsOptions,
+}
+
+impl EnvSource {
+    /// The env `id` with `config`, observing its state on `backend`'s physics.
+    pub fn new(id: &str, config: Value, backend: Backend) -> Self {
+        Self {
+            id: id.into(),
+            config,
+            backend,
+            obs: ObsOptions::default(),
+        }
+    }
+
+    /// The observation space the learner sees: the env's state, or images
+    /// (with the state), stacked as `obs` says.
+    pub fn observation_space(&self) -> Result<Space> {
+        let spec = proprio::registry().spec(&self.id, &self.config)?;
+        Ok(self.obs.space(&spec.observation_space))
+    }
 }
 
 /// Running statistics of the observation and return normalisers (saved in checkpoints).
@@ -49,7 +72,8 @@ pub(crate) fn base(
     num_envs: usize,
     options: VecOptions,
 ) -> Result<Box<dyn VecEnv>> {
-    let venv = proprio::make_vec(&source.id, num_envs, &source.config, options)?;
+    let venv =
+        proprio::make_vec_observed(&source.id, num_envs, &source.config, options, &source.obs)?;
     let venv: Box<dyn VecEnv> = Box::new(RecordEpisodeStatistics::new(venv, 100));
     Ok(match venv.spec().action_space {
         Space::Box { .. } => Box::new(ClipAction::new(venv)?),

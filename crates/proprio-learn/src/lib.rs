@@ -8,6 +8,7 @@
 pub mod actor;
 mod burn_rl;
 mod device;
+pub mod encoder;
 mod envs;
 mod error;
 mod grad;
@@ -19,6 +20,7 @@ mod mlp;
 pub mod plot;
 mod policy;
 pub mod ppo;
+pub mod recording;
 pub mod run;
 pub mod sac;
 pub mod sequence;

@@ -1,6 +1,7 @@
 //! `Policy`: a trained checkpoint that acts, for `proprio eval`, the viewer and library users.
 
 use crate::actor::{Actor as _, ControlPolicy};
+use crate::encoder::CnnConfig;
 use crate::envs::{EnvSource, Evaluation, NORMALIZED_CLIP, evaluate};
 use crate::error::{LearnError, Result};
 use crate::grpo::GrpoConfig;
@@ -12,6 +13,7 @@ use crate::sac::{Actor, box_affine, squash};
 use crate::sequence::SequencePolicy;
 use crate::tensor::{host, matrix};
 use burn::prelude::*;
+use proprio::serde_json::Value;
 use proprio::wrappers::RunningMeanStd;
 use proprio::{EnvRng, Space, episode_rng};
 use std::path::Path;
@@ -40,6 +42,8 @@ pub struct Policy {
     info: RunInfo,
     nets: Networks,
     obs_stats: Option<RunningMeanStd>,
+    /// The observation components `obs_stats` describe (all but image pixels).
+    normalized: Vec<usize>,
     obs_dim: usize,
     action_dim: usize,
     device: Device,
@@ -51,8 +55,15 @@ impl Policy {
     pub fn load(dir: &Path) -> Result<Self> {
         let (info, progress, checkpoint) = load_run(dir)?;
         let spec = proprio::registry().spec(&info.env.id, &info.env.config)?;
-        let obs_dim = spec.observation_space.flat_dim();
+        let obs_space = info.env.observation_space()?;
+        let obs_dim = obs_space.flat_dim();
         let device = info.backend.device()?;
+        let field = |key: &str, value: Value| -> Result<_> {
+            proprio::serde_json::from_value(value).map_err(|e| LearnError::Checkpoint {
+                path: dir.to_path_buf(),
+                message: format!("run.json: config.{key}: {e}"),
+            })
+        };
         let hidden = |key: &str| -> Result<Vec<usize>> {
             proprio::serde_json::from_value(info.config[key].clone()).map_err(|e| {
                 LearnError::Checkpoint {
@@ -82,19 +93,25 @@ impl Policy {
                     Networks::Sequence(Box::new(load_module(policy, &model)?), cfg.temperature)
                 } else {
                     let head = ActionHead::for_space(&spec.action_space)?;
-                    let policy = ControlPolicy::new(obs_dim, head, &cfg.hidden, &device, &mut rng);
+                    let policy =
+                        ControlPolicy::new(&obs_space, head, &cfg.hidden, &device, &mut rng)?;
                     Networks::Control(Box::new(load_module(policy, &model)?), cfg.temperature)
                 }
             }
             Algo::Ppo | Algo::Grpo => {
                 let head = ActionHead::for_space(&spec.action_space)?;
+                let cnn: CnnConfig = match info.config.get("cnn") {
+                    Some(value) => field("cnn", value.clone())?,
+                    None => CnnConfig::default(),
+                };
                 let agent = ActorCritic::new(
-                    obs_dim,
+                    &obs_space,
                     &head,
                     &hidden("hidden")?,
+                    &cnn,
                     &device,
                     &mut episode_rng(0, 0, 0),
-                );
+                )?;
                 let agent = load_module(agent, &checkpoint.join("model.bpk"))?;
                 Networks::Ppo {
                     agent: Box::new(agent),
@@ -127,6 +144,7 @@ impl Policy {
             rng: episode_rng(info.seed, u64::MAX - 2, 0),
             action_dim: spec.action_space.flat_dim(),
             obs_stats: progress.stats.map(|s| s.obs),
+            normalized: obs_space.non_image_components(),
             nets,
             obs_dim,
             info,
@@ -148,7 +166,12 @@ impl Policy {
     fn normalise(&self, obs: &[f32]) -> Vec<f32> {
         let mut x = obs.to_vec();
         if let Some(stats) = &self.obs_stats {
-            stats.normalize(&mut x, Some(NORMALIZED_CLIP));
+            stats.normalize_components(
+                &mut x,
+                self.obs_dim,
+                &self.normalized,
+                Some(NORMALIZED_CLIP),
+            );
         }
         x
     }
@@ -181,7 +204,7 @@ impl Policy {
         let x = matrix(obs, n, self.obs_dim, &self.device);
         match &self.nets {
             Networks::Ppo { agent, head } => {
-                let params = host(agent.actor.forward(x))?;
+                let params = host(agent.params(x))?;
                 let log_std = agent.log_std().map(host).transpose()?.unwrap_or_default();
                 let (p, a) = (head.param_dim(), head.action_dim());
                 let mut stored = vec![0.0; a];

@@ -4,6 +4,8 @@ use crate::device::Backend;
 use crate::envs::{EnvSource, NormalizerStats};
 use crate::error::{LearnError, Result};
 use crate::integrity;
+use crate::policy::Policy;
+use crate::recording::{RecordOptions, record_policy};
 use burn::module::Module;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use proprio::serde_json::{self, Map, Value};
@@ -52,6 +54,10 @@ pub struct RunInfo {
     pub threads: Option<usize>,
     /// The learner's hyper-parameters.
     pub config: Value,
+    /// Record a video of the policy into `videos/` at the first checkpoint
+    /// after every this many env steps (`None`: no videos).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video_every: Option<u64>,
 }
 
 /// Where training stands, saved with every checkpoint (`checkpoint/state.json`).
@@ -89,6 +95,7 @@ const CHECKPOINT: &str = "checkpoint";
 const PARTIAL: &str = "checkpoint.partial";
 const OLD: &str = "checkpoint.old";
 const STATE: &str = "state.json";
+const VIDEOS: &str = "videos";
 
 /// The run's checkpoint folder, verified against its manifest. A crash
 /// between the two renames of [`Run::save_checkpoint`] left only
@@ -251,7 +258,36 @@ impl Run {
         if old.exists() {
             fs::remove_dir_all(&old).map_err(LearnError::io(&old))?;
         }
-        Ok(())
+        self.record_video(progress.global_step)
+    }
+
+    /// With `video_every`, films the checkpoint just saved (four deterministic
+    /// episodes from the evaluation seed stream) as `videos/step-N.gif`, N the
+    /// last multiple of `video_every` reached, unless that video exists (a resumed run).
+    fn record_video(&self, global_step: u64) -> Result<()> {
+        let Some(every) = self.info.video_every.filter(|&e| e > 0) else {
+            return Ok(());
+        };
+        let reached = global_step / every * every;
+        let videos = self.dir.join(VIDEOS);
+        let path = videos.join(format!("step-{reached}.gif"));
+        if reached == 0 || path.exists() {
+            return Ok(());
+        }
+        fs::create_dir_all(&videos).map_err(LearnError::io(&videos))?;
+        let mut policy = Policy::load(&self.dir)?;
+        let options = RecordOptions {
+            episodes: 1,
+            columns: 2,
+            rows: 2,
+            image_size: 128,
+            camera: "default".into(),
+            fps: 20.0,
+            max_steps: 500,
+            seed: self.info.seed.wrapping_add(1_000_003),
+            overwrite: false,
+        };
+        record_policy(&mut policy, &options, &path).map(|_| ())
     }
 
     /// Closes the progress bar.

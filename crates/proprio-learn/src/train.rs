@@ -30,6 +30,8 @@ pub struct TrainRequest {
     pub overrides: Map<String, Value>,
     /// Run directory (default `runs/<env>/<algo>-<seed>-<time>`).
     pub out: Option<PathBuf>,
+    /// Film the policy into `videos/` every this many env steps (at the next checkpoint).
+    pub video_every: Option<u64>,
 }
 
 /// The default hyper-parameters of `algo` for `action_space`, as JSON. PPO on
@@ -173,6 +175,7 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
         backend: request.backend,
         threads: request.threads,
         config,
+        video_every: request.video_every,
     };
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
     let (mut learner, total) = Learner::build(&info, None)?;

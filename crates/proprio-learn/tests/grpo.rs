@@ -194,12 +194,13 @@ fn single_step_groups(rewards: &[f64]) -> Groups {
 fn groups_with_equal_rewards_are_dropped_and_the_rest_kept() {
     let head = ActionHead::for_space(&proprio::Space::discrete(2)).unwrap();
     let actor = ControlPolicy::new(
-        1,
+        &proprio::Space::uniform_box(1, -1.0, 1.0),
         head,
         &[4],
         &Device::flex(),
         &mut proprio::episode_rng(0, 0, 0),
-    );
+    )
+    .unwrap();
     let groups = single_step_groups(&[1.0, 1.0, 1.0, 0.0]);
     let cfg = GrpoConfig {
         group_size: 2,
@@ -229,11 +230,7 @@ fn groups_with_equal_rewards_are_dropped_and_the_rest_kept() {
 }
 
 fn group_snapshots(id: &str, group_size: usize, groups: usize) -> Vec<Vec<(Vec<f32>, Value)>> {
-    let source = EnvSource {
-        id: id.into(),
-        config: Value::Null,
-        backend: proprio::Backend::Cpu,
-    };
+    let source = EnvSource::new(id, Value::Null, proprio::Backend::Cpu);
     let options = VecOptions {
         autoreset: AutoresetMode::NextStep,
         threads: Some(2),

@@ -10,16 +10,13 @@ use std::path::{Path, PathBuf};
 fn request(algo: Algo, env: &str, overrides: Value, out: PathBuf) -> TrainRequest {
     TrainRequest {
         algo,
-        env: EnvSource {
-            id: env.into(),
-            config: Value::Null,
-            backend: Default::default(),
-        },
+        env: EnvSource::new(env, Value::Null, Default::default()),
         seed: 7,
         backend: Backend::Cpu,
         threads: Some(2),
         overrides: overrides.as_object().cloned().unwrap_or_default(),
         out: Some(out),
+        video_every: None,
     }
 }
 

@@ -24,11 +24,7 @@ fn ppo_updates_on_the_wgpu_backend() {
     let dir = Scratch::new("wgpu-smoke");
     let overrides = json!({"num_envs": 2, "num_steps": 16, "num_minibatches": 2, "update_epochs": 2,
                            "total_steps": 64, "hidden": [8], "eval_every": 0, "eval_episodes": 1});
-    let source = EnvSource {
-        id: "classic/cartpole-v1".into(),
-        config: Value::Null,
-        backend: Default::default(),
-    };
+    let source = EnvSource::new("classic/cartpole-v1", Value::Null, Default::default());
     let run = train(TrainRequest {
         algo: Algo::Ppo,
         env: source.clone(),
@@ -37,6 +33,7 @@ fn ppo_updates_on_the_wgpu_backend() {
         threads: Some(1),
         overrides: overrides.as_object().cloned().unwrap_or_default(),
         out: Some(dir.join("run")),
+        video_every: None,
     })
     .unwrap();
     let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();

@@ -6,6 +6,7 @@ use crate::{FAR, Frames, RenderConfig, Renderer};
 use proprio_core::{
     AutoresetMode, Batch, EnvSpec, Error, ResetOptions, Result, Scene, Space, State, VecEnv,
 };
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
@@ -49,15 +50,41 @@ impl FromStr for ObsMode {
     }
 }
 
-/// How observations are made: the mode, the square image side and the camera.
-#[derive(Debug, Clone, PartialEq, Eq)]
+impl Serialize for ObsMode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ObsMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// How observations are made: the mode, the square image side and the camera
+/// (saved with a training run, so its checkpoints are evaluated as they were trained).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ObsOptions {
     /// State, image, or both.
     pub mode: ObsMode,
     /// Side of the square image, pixels.
     pub image_size: u32,
-    /// Name of the camera (`default`, `top`, or one the env offers).
+    /// Name of the camera (`default`, `top`, or one the env offers), or several
+    /// names joined by commas: their images are stacked along the channels, as
+    /// ManiSkill's flattened multi-camera observations are.
     pub camera: String,
+    /// Observations stacked per step, oldest first (1: no stacking; see
+    /// `proprio_core::wrappers::FrameStack`).
+    #[serde(default = "one_frame")]
+    pub frame_stack: usize,
+}
+
+fn one_frame() -> usize {
+    1
 }
 
 impl Default for ObsOptions {
@@ -66,23 +93,42 @@ impl Default for ObsOptions {
             mode: ObsMode::State,
             image_size: 64,
             camera: "default".into(),
+            frame_stack: 1,
         }
     }
 }
 
 impl ObsOptions {
-    /// The observation space these options give an env whose state space is `state`.
+    /// The cameras named in `camera`, in channel order.
+    pub fn cameras(&self) -> impl Iterator<Item = &str> {
+        self.camera.split(',').map(str::trim)
+    }
+
+    /// The observation space these options give an env whose state space is
+    /// `state`: one observation's, stacked `frame_stack` times.
     pub fn space(&self, state: &Space) -> Space {
+        let one = self.frame_space(state);
+        match self.frame_stack {
+            0 | 1 => one,
+            k => Space::Tuple {
+                spaces: vec![one; k],
+            },
+        }
+    }
+
+    /// The space of one frame (before stacking).
+    fn frame_space(&self, state: &Space) -> Space {
         let (h, w) = (self.image_size as usize, self.image_size as usize);
+        let views = self.cameras().count();
         let image = Space::Image {
             height: h,
             width: w,
-            channels: 3,
+            channels: 3 * views,
         };
         match self.mode {
             ObsMode::State => state.clone(),
             ObsMode::Rgb => image,
-            ObsMode::Depth => Space::uniform_box(h * w, 0.0, FAR),
+            ObsMode::Depth => Space::uniform_box(h * w * views, 0.0, FAR),
             ObsMode::RgbState => Space::Dict {
                 spaces: vec![("image".into(), image), ("state".into(), state.clone())],
             },
@@ -136,7 +182,7 @@ impl<V: VecEnv> PixelObs<V> {
             ));
         }
         let mut spec = inner.spec().clone();
-        spec.observation_space = options.space(&spec.observation_space);
+        spec.observation_space = options.frame_space(&spec.observation_space);
         let n = inner.num_envs();
         let batch = Batch::new(n, spec.observation_space.flat_dim())?;
         let side = options.image_size;
@@ -160,29 +206,43 @@ impl<V: VecEnv> PixelObs<V> {
         })
     }
 
-    /// Renders the envs `envs` lists into their observation rows.
+    /// Renders the envs `envs` lists into their observation rows, one camera
+    /// after the other; with several cameras, pixel `p`'s values of camera `k`
+    /// sit at channels `k·c .. (k+1)·c` (`c`: 3 for RGB, 1 for depth).
     fn observe(&mut self, envs: &[usize]) -> Result<()> {
         for &i in envs {
             self.inner.scene(i, &mut self.scenes[i])?;
         }
         let depth = self.options.mode == ObsMode::Depth;
-        let (scenes, camera) = (&self.scenes, &self.options.camera);
-        let which = envs.iter().copied();
-        self.renderer
-            .render_envs(scenes, which, camera, depth, &mut self.frames)?;
+        let views = self.options.cameras().count();
         let d = self.batch.obs_dim;
-        for (k, &i) in envs.iter().enumerate() {
-            let row = &mut self.batch.obs[i * d..(i + 1) * d];
-            if depth {
-                row.copy_from_slice(self.frames.depth(k));
-                continue;
+        for (view, camera) in self.options.camera.split(',').map(str::trim).enumerate() {
+            let which = envs.iter().copied();
+            self.renderer
+                .render_envs(&self.scenes, which, camera, depth, &mut self.frames)?;
+            for (k, &i) in envs.iter().enumerate() {
+                let row = &mut self.batch.obs[i * d..(i + 1) * d];
+                if depth {
+                    let values = self.frames.depth(k);
+                    for (p, &z) in values.iter().enumerate() {
+                        row[p * views + view] = z;
+                    }
+                    continue;
+                }
+                let pixels = self.frames.rgb(k);
+                for (p, rgb) in pixels.chunks_exact(3).enumerate() {
+                    let at = (p * views + view) * 3;
+                    for (o, &v) in row[at..at + 3].iter_mut().zip(rgb) {
+                        *o = f32::from(v);
+                    }
+                }
             }
-            let pixels = self.frames.rgb(k);
-            for (o, &p) in row.iter_mut().zip(pixels) {
-                *o = f32::from(p);
-            }
-            if self.options.mode == ObsMode::RgbState {
-                row[pixels.len()..].copy_from_slice(self.inner.batch().obs(i));
+        }
+        if self.options.mode == ObsMode::RgbState {
+            let image = (self.options.image_size as usize).pow(2) * 3 * views;
+            for &i in envs {
+                self.batch.obs[i * d + image..(i + 1) * d]
+                    .copy_from_slice(self.inner.batch().obs(i));
             }
         }
         Ok(())

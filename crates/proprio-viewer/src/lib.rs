@@ -24,6 +24,7 @@ use bevy::render::RenderPlugin;
 use bevy::render::settings::WgpuSettings;
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
+pub use proprio::render::ObsOptions;
 use proprio_core::serde_json::Value;
 use sim::{Sim, SimRes};
 use std::path::PathBuf;
@@ -86,6 +87,8 @@ pub struct ViewerOptions {
     pub env: Option<String>,
     /// Env config (JSON object or null).
     pub config: Value,
+    /// What the env observes: the state, or images for a pixel policy.
+    pub obs: ObsOptions,
     /// Seed of the first reset.
     pub seed: u64,
     /// Envs in the batch (shown as a grid).
@@ -168,6 +171,7 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         ids,
         current,
         options.config,
+        options.obs,
         options.seed,
         options.num_envs,
         pilot,
@@ -313,7 +317,7 @@ mod tests {
     pub(crate) fn input_app(id: &str, config: Value) -> (App, Arc<SimRes>) {
         let ids: Vec<&'static str> = proprio::registry().ids().collect();
         let current = ids.iter().position(|i| *i == id).unwrap();
-        let sim = Sim::new(ids, current, config, 7, 1, None).unwrap();
+        let sim = Sim::new(ids, current, config, ObsOptions::default(), 7, 1, None).unwrap();
         let sim = Arc::new(SimRes(Mutex::new(sim)));
         let mut app = App::new();
         app.add_plugins((MinimalPlugins, InputPlugin))

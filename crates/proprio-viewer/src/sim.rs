@@ -7,6 +7,7 @@ use crate::{Pilot, ViewerError};
 use bevy::input::ButtonInput;
 use bevy::input::keyboard::KeyCode;
 use bevy::prelude::*;
+use proprio::render::ObsOptions;
 use proprio_core::serde_json::Value;
 use proprio_core::{AutoresetMode, Scene, VecEnv, VecOptions};
 use std::sync::Mutex;
@@ -44,6 +45,8 @@ pub struct Sim {
     pub current: usize,
     /// Config the current env was made with.
     pub config: Value,
+    /// What the current env observes (a pixel policy's images, rendered offscreen).
+    pub obs: ObsOptions,
     /// Seed of the first reset.
     pub seed: u64,
     /// The batch.
@@ -89,13 +92,18 @@ impl SimRes {
     }
 }
 
-fn make(id: &str, config: &Value, n: usize) -> Result<Box<dyn VecEnv>, ViewerError> {
+fn make(
+    id: &str,
+    config: &Value,
+    obs: &ObsOptions,
+    n: usize,
+) -> Result<Box<dyn VecEnv>, ViewerError> {
     let options = VecOptions {
         autoreset: AutoresetMode::NextStep,
         threads: Some(1),
         ..VecOptions::default()
     };
-    Ok(proprio::make_vec(id, n, config, options)?)
+    Ok(proprio::make_vec_observed(id, n, config, options, obs)?)
 }
 
 impl Sim {
@@ -104,16 +112,18 @@ impl Sim {
         ids: Vec<&'static str>,
         current: usize,
         config: Value,
+        obs: ObsOptions,
         seed: u64,
         num_envs: usize,
         pilot: Option<(Box<dyn Pilot>, String)>,
     ) -> Result<Self, ViewerError> {
-        let venv = make(ids[current], &config, num_envs)?;
+        let venv = make(ids[current], &config, &obs, num_envs)?;
         let spec = venv.spec().clone();
         let mut sim = Self {
             ids,
             current,
             config,
+            obs,
             seed,
             shown: num_envs,
             actions: vec![0.0; num_envs * spec.action_space.flat_dim()],
@@ -168,8 +178,9 @@ impl Sim {
         let n = self.ids.len() as isize;
         self.current = (self.current as isize + step).rem_euclid(n) as usize;
         self.config = Value::Null;
+        self.obs = ObsOptions::default();
         let count = self.venv.num_envs();
-        self.venv = make(self.id(), &self.config, count)?;
+        self.venv = make(self.id(), &self.config, &self.obs, count)?;
         let spec = self.venv.spec().clone();
         self.actions = vec![0.0; count * spec.action_space.flat_dim()];
         self.keys = KeyMap::new(&spec);

@@ -75,6 +75,9 @@ pub struct ManipConfig {
     pub control: Option<ControlMode>,
     /// Spread of the initial arm joint angles around the rest pose, rad (uniform).
     pub joint_noise: f64,
+    /// Whether the state observation holds the goal (reach, push, pick); without
+    /// it the goal is only seen in camera images (pixel-policy experiments).
+    pub goal_in_state: bool,
 }
 
 impl Default for ManipConfig {
@@ -84,6 +87,7 @@ impl Default for ManipConfig {
             control_hz: 20,
             control: None,
             joint_noise: 0.02,
+            goal_in_state: true,
         }
     }
 }
@@ -113,6 +117,8 @@ pub struct Settings {
     pub control: ControlMode,
     /// Initial joint spread, rad.
     pub joint_noise: f32,
+    /// The goal is part of the state observation.
+    pub goal_in_state: bool,
 }
 
 impl Settings {
@@ -137,6 +143,9 @@ impl Settings {
                 c.joint_noise
             ));
         }
+        if !c.goal_in_state && task == TaskKind::StackCube {
+            return Err("goal_in_state must be true for stack-cube: its goal is cube B, which is part of the state".into());
+        }
         Ok(Self {
             task,
             substeps: c.physics_hz / c.control_hz,
@@ -144,6 +153,7 @@ impl Settings {
             control_hz: c.control_hz,
             control: c.control.unwrap_or(task.default_control()),
             joint_noise: c.joint_noise as f32,
+            goal_in_state: c.goal_in_state,
         })
     }
 }

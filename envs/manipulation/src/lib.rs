@@ -108,7 +108,7 @@ pub fn settings(
     let settings =
         Settings::new(task, &parsed).map_err(|message| family::config_error(entry, message))?;
     parsed.control = Some(settings.control);
-    let dim = task::obs_dim(task);
+    let dim = task::obs_dim(&settings);
     let observation_space = Space::Box {
         low: vec![f32::NEG_INFINITY; dim],
         high: vec![f32::INFINITY; dim],

@@ -69,6 +69,12 @@ fn alignment(hand: Quat, cube: Quat) -> Vec3 {
 impl Scripted {
     /// The policy for envs with `settings`; it needs an end-effector controller.
     pub fn new(settings: Settings) -> Result<Self> {
+        if !settings.goal_in_state {
+            return Err(Error::Backend(
+                "the scripted policy reads the goal from the state: it needs goal_in_state: true"
+                    .into(),
+            ));
+        }
         match settings.control {
             ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose => Ok(Self { settings }),
             other => Err(Error::Backend(format!(
@@ -197,7 +203,7 @@ impl Scripted {
 
 impl Controller for Scripted {
     fn act(&mut self, obs: &[f32], actions: &mut [f32]) {
-        let d = obs_dim(self.settings.task);
+        let d = obs_dim(&self.settings);
         let a = self.settings.control.action_dim();
         for (o, act) in obs.chunks_exact(d).zip(actions.chunks_exact_mut(a)) {
             self.action(o, act);

@@ -297,14 +297,18 @@ pub fn write_info(
     }
 }
 
-/// Observation length of a task (layout in `docs/envs.md`).
-pub fn obs_dim(task: TaskKind) -> usize {
-    match task {
-        TaskKind::Reach => 32,
-        TaskKind::PushCube | TaskKind::PickCube => 49,
+/// Observation length of a task (layout in `docs/envs.md`); 6 less without the goal.
+pub fn obs_dim(s: &Settings) -> usize {
+    let goal = if s.goal_in_state { 0 } else { GOAL_FIELDS };
+    match s.task {
+        TaskKind::Reach => 32 - goal,
+        TaskKind::PushCube | TaskKind::PickCube => 49 - goal,
         TaskKind::StackCube => 59,
     }
 }
+
+/// Values of the goal fields (the goal and the offset to it) dropped by `goal_in_state: false`.
+const GOAL_FIELDS: usize = 6;
 
 /// A quaternion as (x, y, z, w) with w ≥ 0, so that one rotation has one encoding.
 fn canonical(q: Quat) -> [f32; 4] {
@@ -340,14 +344,18 @@ pub fn observe(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, obs: &mu
     put(obs, &mut at, [q[7] + q[8]]);
     match s.task {
         TaskKind::Reach => {
-            put(obs, &mut at, goal.to_array());
-            put(obs, &mut at, (goal - tcp).to_array());
+            if s.goal_in_state {
+                put(obs, &mut at, goal.to_array());
+                put(obs, &mut at, (goal - tcp).to_array());
+            }
         }
         TaskKind::PushCube | TaskKind::PickCube => {
             let cube = p.cube(parts, 0);
             put_body(obs, &mut at, &cube);
-            put(obs, &mut at, goal.to_array());
-            put(obs, &mut at, (goal - cube.position).to_array());
+            if s.goal_in_state {
+                put(obs, &mut at, goal.to_array());
+                put(obs, &mut at, (goal - cube.position).to_array());
+            }
             put(obs, &mut at, (cube.position - tcp).to_array());
             put(obs, &mut at, [f32::from(u8::from(p.grasped(parts, 0)))]);
         }
@@ -365,7 +373,7 @@ pub fn observe(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, obs: &mu
             put(obs, &mut at, [f32::from(u8::from(p.grasped(parts, 0)))]);
         }
     }
-    debug_assert_eq!(at, obs_dim(s.task));
+    debug_assert_eq!(at, obs_dim(s));
     for v in obs.iter_mut() {
         if !v.is_finite() {
             *v = 0.0;

@@ -7,7 +7,7 @@ use crate::scene::Parts;
 use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
 use crate::world::Physics;
 use glam::{Quat, Vec3};
-use proprio_core::{Framing, Pose, Scene, Shape, Visual};
+use proprio_core::{Framing, Pose, Scene, SceneCamera, Shape, Visual};
 use rapier3d::prelude::*;
 
 const ARM: [f32; 4] = [0.92, 0.92, 0.90, 1.0];
@@ -124,4 +124,27 @@ pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, sce
         eye: [1.1, -1.1, 0.85],
         half_extent: 0.9,
     };
+    scene.cameras.extend(WORKSPACE_CAMERAS);
 }
+
+/// Centre of the volume the tasks happen in (goals, cubes, the TCP's reach), m.
+const WORKSPACE: [f32; 3] = [-0.15, 0.0, 0.3];
+
+/// Two close, orthogonal views of the workspace for pixel policies: `front`
+/// (facing the robot: y across, z up) and `side` (from −y: x across, z up).
+/// Together they pin down a point in 3D, which no single image does; each
+/// sees ~0.9 m (table to hand), so a 5 cm goal marker spans ~3 px of a 64-px image.
+const WORKSPACE_CAMERAS: [SceneCamera; 2] = [
+    SceneCamera {
+        name: "front",
+        eye: [0.75, 0.0, 0.45],
+        target: WORKSPACE,
+        fov_y_degrees: 50.0,
+    },
+    SceneCamera {
+        name: "side",
+        eye: [-0.15, -0.9, 0.45],
+        target: WORKSPACE,
+        fov_y_degrees: 50.0,
+    },
+];

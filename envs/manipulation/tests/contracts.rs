@@ -266,3 +266,42 @@ fn every_controller_drives_the_arm_and_the_gripper() {
         assert!(last[25] < 0.01, "{control}: gripper closed to {}", last[25]);
     }
 }
+
+#[test]
+fn without_the_goal_in_the_state_the_rest_of_the_observation_is_unchanged() {
+    let registry = registry();
+    let options = VecOptions::default();
+    for (id, full_dim) in [
+        ("manipulation/reach-v0", 32),
+        ("manipulation/push-cube-v0", 49),
+        ("manipulation/pick-cube-v0", 49),
+    ] {
+        let mut full = registry.make_vec(id, 2, &Value::Null, options).unwrap();
+        let hidden = json!({"goal_in_state": false});
+        let mut blind = registry.make_vec(id, 2, &hidden, options).unwrap();
+        assert_eq!(blind.spec().observation_space.flat_dim(), full_dim - 6);
+        full.reset(Some(4), None).unwrap();
+        blind.reset(Some(4), None).unwrap();
+        let (f, b) = (full.batch().obs(1), blind.batch().obs(1));
+        // Reach: the goal fields close the observation; push/pick: they follow the cube (26 + 13).
+        let at = if id.ends_with("reach-v0") { 26 } else { 39 };
+        assert_eq!(&b[..at], &f[..at], "{id}");
+        assert_eq!(&b[at..], &f[at + 6..], "{id}");
+        let spec = blind.spec().clone();
+        let scripted = registry.controller(id, &spec).err().map(|e| e.to_string());
+        assert!(
+            scripted.is_some_and(|e| e.contains("goal_in_state")),
+            "{id}"
+        );
+    }
+    let error = registry
+        .make_vec(
+            "manipulation/stack-cube-v0",
+            1,
+            &json!({"goal_in_state": false}),
+            options,
+        )
+        .err()
+        .map(|e| e.to_string());
+    assert!(error.is_some_and(|e| e.contains("goal_in_state must be true")));
+}

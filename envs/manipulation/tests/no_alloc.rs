@@ -58,7 +58,7 @@ fn the_work_around_the_physics_step_allocates_nothing() {
             held: 0,
             control: controller.start(&q, tcp),
         };
-        let mut obs = vec![0.0; task::obs_dim(kind)];
+        let mut obs = vec![0.0; task::obs_dim(&settings)];
         let mut info = Info::default();
         let action = vec![0.2; control.action_dim()];
         let mut around = 0;

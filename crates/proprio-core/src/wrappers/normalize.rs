@@ -46,6 +46,23 @@ impl RunningMeanStd {
         }
     }
 
+    /// As [`RunningMeanStd::normalize`] for rows of `row_dim` values of which
+    /// these statistics describe `components` (e.g. all but the image pixels).
+    pub fn normalize_components(
+        &self,
+        rows: &mut [f32],
+        row_dim: usize,
+        components: &[usize],
+        clip: Option<f32>,
+    ) {
+        for row in rows.chunks_exact_mut(row_dim.max(1)) {
+            for (k, &j) in components.iter().enumerate() {
+                let z = ((f64::from(row[j]) - self.mean[k]) * self.inverse_std(k)) as f32;
+                row[j] = clip.map_or(z, |c| z.clamp(-c, c));
+            }
+        }
+    }
+
     /// Folds in `rows` samples laid out row-major (`rows × dim`) in `x`, skipping rows where `skip` is true.
     pub fn update(&mut self, x: &[f32], skip: impl Fn(usize) -> bool) {
         let dim = self.mean.len().max(1);
@@ -73,25 +90,34 @@ impl RunningMeanStd {
 
 /// Normalises observations to zero mean, unit variance with running statistics
 /// (Gymnasium's `NormalizeObservation`), optionally clipping the result (CleanRL clips to ±10).
+/// Image pixels are left as they are, as SB3's `VecNormalize` leaves image keys:
+/// per-pixel statistics would blow rarely changing pixels up to the clip.
 pub struct NormalizeObservation<V> {
     inner: V,
     rms: RunningMeanStd,
     clip: Option<f32>,
     update: bool,
-    /// (mean, 1/std) per component, refreshed every call; kept to avoid allocating.
+    /// The flat components normalised (all but image pixels).
+    components: Vec<usize>,
+    /// (mean, 1/std) per normalised component, refreshed every call; kept to avoid allocating.
     scale: Vec<(f64, f64)>,
+    /// The normalised components of the batch, gathered for the statistics (only with images).
+    gathered: Vec<f32>,
 }
 
 impl<V: VecEnv> NormalizeObservation<V> {
     /// Normalises `inner`'s observations; `clip` bounds the normalised values.
     pub fn new(inner: V, clip: Option<f32>) -> Self {
-        let dim = inner.spec().observation_space.flat_dim();
+        let components = inner.spec().observation_space.non_image_components();
+        let dim = components.len();
         Self {
             inner,
             rms: RunningMeanStd::new(dim),
             clip,
             update: true,
+            components,
             scale: Vec::with_capacity(dim),
+            gathered: Vec::new(),
         }
     }
 
@@ -123,7 +149,16 @@ impl<V: VecEnv> NormalizeObservation<V> {
     fn normalise(&mut self) {
         let batch = self.inner.batch_mut();
         if self.update {
-            self.rms.update(&batch.obs, |_| false);
+            if self.components.len() == batch.obs_dim {
+                self.rms.update(&batch.obs, |_| false);
+            } else {
+                self.gathered.clear();
+                for row in batch.obs.chunks_exact(batch.obs_dim.max(1)) {
+                    self.gathered
+                        .extend(self.components.iter().map(|&j| row[j]));
+                }
+                self.rms.update(&self.gathered, |_| false);
+            }
         }
         let Batch {
             obs,
@@ -136,11 +171,11 @@ impl<V: VecEnv> NormalizeObservation<V> {
         let rms = &self.rms;
         self.scale
             .extend((0..rms.mean.len()).map(|k| (rms.mean[k], rms.inverse_std(k))));
-        let scale = &self.scale;
+        let (scale, components) = (&self.scale, &self.components);
         let apply = |row: &mut [f32]| {
-            for (x, &(m, s)) in row.iter_mut().zip(scale) {
-                let z = ((f64::from(*x) - m) * s) as f32;
-                *x = self.clip.map_or(z, |c| z.clamp(-c, c));
+            for (&j, &(m, s)) in components.iter().zip(scale) {
+                let z = ((f64::from(row[j]) - m) * s) as f32;
+                row[j] = self.clip.map_or(z, |c| z.clamp(-c, c));
             }
         };
         obs.chunks_exact_mut((*obs_dim).max(1)).for_each(apply);

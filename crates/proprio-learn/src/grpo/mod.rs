@@ -98,13 +98,7 @@ impl Grpo<ControlPolicy> {
         let hidden = cfg.hidden.clone();
         Self::new(envs, cfg, seed, device, threads, |spec, device, rng| {
             let head = ActionHead::for_space(&spec.action_space)?;
-            Ok(ControlPolicy::new(
-                spec.observation_space.flat_dim(),
-                head,
-                &hidden,
-                device,
-                rng,
-            ))
+            ControlPolicy::new(&spec.observation_space, head, &hidden, device, rng)
         })
     }
 }

@@ -1,6 +1,7 @@
 //! PPO hyper-parameters, defaults from CleanRL's `ppo.py` (discrete actions)
 //! and `ppo_continuous_action.py` (box actions).
 
+use crate::encoder::CnnConfig;
 use serde::{Deserialize, Serialize};
 
 /// Every PPO hyper-parameter; `--set key=value` overrides any of them.
@@ -43,6 +44,9 @@ pub struct PpoConfig {
     pub normalize: bool,
     /// Hidden layer sizes of actor and critic (CleanRL: 64, 64, tanh).
     pub hidden: Vec<usize>,
+    /// The CNN image observations go through first (CleanRL's Atari PPO: the Nature CNN).
+    #[serde(default)]
+    pub cnn: CnnConfig,
     /// Adam epsilon (CleanRL: 1e-5).
     pub adam_eps: f32,
     /// Evaluate the deterministic policy every this many env steps (0: only at the end).
@@ -73,6 +77,7 @@ impl PpoConfig {
             target_kl: None,
             normalize: false,
             hidden: vec![64, 64],
+            cnn: CnnConfig::default(),
             adam_eps: 1e-5,
             eval_every: 10_000,
             eval_episodes: 10,
@@ -128,6 +133,7 @@ impl PpoConfig {
         if self.hidden.is_empty() || self.hidden.contains(&0) {
             return Err("hidden must list at least one positive layer size".into());
         }
+        self.cnn.validate()?;
         if self.learning_rate.is_nan() || self.learning_rate <= 0.0 || self.eval_episodes == 0 {
             return Err("learning_rate and eval_episodes must be positive".into());
         }

@@ -65,7 +65,8 @@ impl Ppo {
         env.venv().reset(Some(seed), None)?;
         let spec = env.venv_ref().spec().clone();
         let head = ActionHead::for_space(&spec.action_space)?;
-        let obs_dim = spec.observation_space.flat_dim();
+        let obs_space = &spec.observation_space;
+        let obs_dim = obs_space.flat_dim();
         // The rollout on the host and its copy as tensors for the update.
         let floats_per_step = obs_dim + head.action_dim() + 4;
         memory::check(
@@ -74,7 +75,7 @@ impl Ppo {
         )?;
         let device = device.autodiff();
         let mut rng = episode_rng(seed, u64::MAX - 1, 0);
-        let agent = ActorCritic::new(obs_dim, &head, &cfg.hidden, &device, &mut rng);
+        let agent = ActorCritic::new(obs_space, &head, &cfg.hidden, &cfg.cnn, &device, &mut rng)?;
         let optim = AdamConfig::new().with_epsilon(cfg.adam_eps).init();
         Ok(Self {
             next_obs: env.venv_ref().batch().obs.clone(),
@@ -169,7 +170,7 @@ impl Ppo {
             episode_lengths: Vec::new(),
         };
         let policy = self.agent.valid();
-        let infer = policy.critic.device();
+        let infer = policy.actor.device();
         let log_std = match policy.log_std() {
             Some(ls) => host(ls)?,
             None => Vec::new(),
@@ -179,9 +180,9 @@ impl Ppo {
             self.global_step += n as u64;
             r.obs.extend_from_slice(&self.next_obs);
             r.dones.extend_from_slice(&self.next_done);
-            let obs = matrix(&self.next_obs, n, d, &infer);
-            let params = host(policy.actor.forward(obs.clone()))?;
-            r.values.extend(host(policy.value(obs))?);
+            let (params, values) = policy.forward(matrix(&self.next_obs, n, d, &infer));
+            let params = host(params)?;
+            r.values.extend(host(values)?);
             let p = self.head.param_dim();
             for i in 0..n {
                 let k = step * n + i;
@@ -233,7 +234,7 @@ impl Ppo {
         let (n, d) = (self.cfg.num_envs, self.obs_dim);
         let size = self.cfg.batch_size();
         let policy = self.agent.valid();
-        let infer = policy.critic.device();
+        let infer = policy.actor.device();
         let next_value = host(policy.value(matrix(&self.next_obs, n, d, &infer)))?;
         let (advantages, returns) = gae(
             &r.rewards,
@@ -292,7 +293,7 @@ impl Ppo {
     /// `episodes` deterministic episodes on fresh envs (their own seed stream).
     pub fn evaluate(&self, episodes: usize) -> Result<Evaluation> {
         let policy = self.agent.valid();
-        let infer = policy.critic.device();
+        let infer = policy.actor.device();
         let stats = self.env.stats();
         let (d, p, a) = (self.obs_dim, self.head.param_dim(), self.head.action_dim());
         let mut stored = vec![0.0; a];
@@ -303,7 +304,7 @@ impl Ppo {
             self.seed.wrapping_add(1_000_003),
             stats.as_ref().map(|s| &s.obs),
             |obs, n, actions| {
-                let params = host(policy.actor.forward(matrix(obs, n, d, &infer)))?;
+                let params = host(policy.params(matrix(obs, n, d, &infer)))?;
                 let env_dim = actions.len() / n;
                 for i in 0..n {
                     self.head.sample(

@@ -99,9 +99,8 @@ pub fn losses(
     let returns = batch.returns.clone().select(0, idx.clone());
     let old_values = batch.values.clone().select(0, idx);
 
-    let params = agent.actor.forward(obs.clone());
+    let (params, new_value) = agent.forward(obs);
     let (new_logprob, entropy) = head.log_prob_entropy(params, agent.log_std(), actions);
-    let new_value = agent.value(obs);
     let log_ratio = new_logprob - old_logprob;
     let ratio = log_ratio.clone().exp();
     let approx_kl = (ratio.clone().sub_scalar(1.0) - log_ratio).mean().detach();

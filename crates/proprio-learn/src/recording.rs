@@ -1,0 +1,219 @@
+//! Recording episodes as a video: a batch of envs, each in its place of a
+//! grid, stepped until each has played its episodes; shared by `proprio
+//! record` and `proprio train --video-every` (SB3's `VecVideoRecorder`).
+
+use crate::error::{LearnError, Result};
+use crate::policy::Policy;
+use crate::video::{GifVideo, annotate, tile};
+use proprio::render::{Frames, RenderConfig, Renderer};
+use proprio::{AutoresetMode, Scene, Space, VecEnv, VecOptions};
+use std::borrow::Cow;
+use std::path::Path;
+
+/// Chooses a batch's actions `[N × A]` from its observations `[N × D]`.
+pub type ActFn<'a> = dyn FnMut(&[f32], &mut [f32]) -> Result<()> + 'a;
+
+/// How a recording looks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordOptions {
+    /// Episodes each env plays, one after another.
+    pub episodes: usize,
+    /// Envs side by side.
+    pub columns: usize,
+    /// Rows of envs.
+    pub rows: usize,
+    /// Side of each env's square picture, pixels.
+    pub image_size: u32,
+    /// Camera the video is filmed from (`default`, `top`, or one the env offers).
+    pub camera: String,
+    /// Frames per second of the video.
+    pub fps: f64,
+    /// Steps recorded of an episode at most (the rest of a longer one is cut).
+    pub max_steps: usize,
+    /// Seed of the episodes.
+    pub seed: u64,
+    /// Replace an existing file.
+    pub overwrite: bool,
+}
+
+impl RecordOptions {
+    /// Envs in the grid.
+    pub fn num_envs(&self) -> usize {
+        self.columns * self.rows
+    }
+
+    /// The autoreset mode (disabled: the recorder resets each env itself) and
+    /// one worker thread, for the envs of a recording.
+    pub fn vec_options() -> VecOptions {
+        VecOptions {
+            autoreset: AutoresetMode::Disabled,
+            threads: Some(1),
+            ..VecOptions::default()
+        }
+    }
+}
+
+/// One env's place in the grid: its episode counters and, once its episodes
+/// are over, its last picture.
+#[derive(Default)]
+struct Cell {
+    episode: usize,
+    step: usize,
+    reward: f32,
+    episode_return: f64,
+    success: Option<bool>,
+    still: Option<Vec<u8>>,
+}
+
+/// Records `options.episodes` episodes of every env of `venv` (built with
+/// [`RecordOptions::vec_options`]) into the GIF `out`, `act` choosing the
+/// actions from the observations; returns the frames written.
+pub fn record(
+    venv: &mut dyn VecEnv,
+    act: &mut ActFn,
+    options: &RecordOptions,
+    out: &Path,
+) -> Result<usize> {
+    let n = venv.num_envs();
+    if options.episodes == 0 || options.max_steps == 0 || n != options.num_envs() {
+        return Err(LearnError::Config(format!(
+            "a recording needs at least one episode and step, and {} envs (got {n})",
+            options.num_envs()
+        )));
+    }
+    let size = options.image_size;
+    let renderer = Renderer::new(RenderConfig {
+        width: size,
+        height: size,
+        floor: true,
+    })
+    .map_err(|e| LearnError::Backend(e.to_string()))?;
+    let (width, height) = (options.columns as u32 * size, options.rows as u32 * size);
+    let video = GifVideo::create(out, width, height, options.fps, options.overwrite)?;
+    let mut recorder = Recorder {
+        renderer,
+        scenes: vec![Scene::default(); n],
+        frames: Frames::default(),
+        picture: Vec::new(),
+        options,
+        video,
+    };
+    let mut actions = vec![0.0; n * venv.spec().action_space.flat_dim()];
+    let mut cells: Vec<Cell> = (0..n).map(|_| Cell::default()).collect();
+    let mut finished = vec![false; n];
+    venv.reset(Some(options.seed), None)?;
+    recorder.push(venv, &cells)?;
+    while cells.iter().any(|c| c.still.is_none()) {
+        act(&venv.batch().obs, &mut actions)?;
+        venv.step(&actions)?;
+        let batch = venv.batch();
+        for (i, cell) in cells.iter_mut().enumerate() {
+            cell.step += 1;
+            cell.reward = batch.reward[i];
+            cell.episode_return += f64::from(batch.reward[i]);
+            cell.success = batch.infos[i].get("success").map(|s| s > 0.0);
+            finished[i] = batch.done(i) || cell.step >= options.max_steps;
+        }
+        recorder.push(venv, &cells)?;
+        for (i, cell) in cells.iter_mut().enumerate() {
+            if finished[i] && cell.still.is_none() {
+                cell.episode += 1;
+                if cell.episode == options.episodes {
+                    cell.still = Some(recorder.cell(i, cell)?);
+                } else {
+                    *cell = Cell {
+                        episode: cell.episode,
+                        ..Cell::default()
+                    };
+                }
+            }
+        }
+        if finished.contains(&true) {
+            venv.reset_envs(&finished, None)?;
+        }
+    }
+    Ok(recorder.video.frames())
+}
+
+/// Records a trained policy acting deterministically on the envs it was
+/// trained on (observing what it observed in training).
+pub fn record_policy(policy: &mut Policy, options: &RecordOptions, out: &Path) -> Result<usize> {
+    let env = policy.env().clone();
+    let mut venv = proprio::make_vec_observed(
+        &env.id,
+        options.num_envs(),
+        &env.config,
+        RecordOptions::vec_options(),
+        &env.obs,
+    )?;
+    let space = venv.spec().action_space.clone();
+    record(
+        venv.as_mut(),
+        &mut |obs, actions| {
+            policy.act_batch(obs, true, actions)?;
+            if let Space::Box { low, high } = &space {
+                for row in actions.chunks_exact_mut(low.len()) {
+                    for ((a, lo), hi) in row.iter_mut().zip(low).zip(high) {
+                        *a = a.clamp(*lo, *hi);
+                    }
+                }
+            }
+            Ok(())
+        },
+        options,
+        out,
+    )
+}
+
+/// Renders the batch and appends one grid frame to the video.
+struct Recorder<'a> {
+    renderer: Renderer,
+    scenes: Vec<Scene>,
+    frames: Frames,
+    picture: Vec<u8>,
+    options: &'a RecordOptions,
+    video: GifVideo,
+}
+
+impl Recorder<'_> {
+    fn push(&mut self, venv: &dyn VecEnv, cells: &[Cell]) -> Result<()> {
+        for (i, scene) in self.scenes.iter_mut().enumerate() {
+            venv.scene(i, scene)?;
+        }
+        self.renderer
+            .render(&self.scenes, &self.options.camera, false, &mut self.frames)
+            .map_err(|e| LearnError::Backend(e.to_string()))?;
+        let pictures = cells
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| match &cell.still {
+                Some(still) => Ok(Cow::Borrowed(still.as_slice())),
+                None => self.cell(i, cell).map(Cow::Owned),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&[u8]> = pictures.iter().map(|p| p.as_ref()).collect();
+        let size = self.frames.width as usize;
+        tile(&refs, size, size, self.options.columns, &mut self.picture);
+        self.video.push(&self.picture)
+    }
+
+    /// Env `i`'s current picture with its counters written on it.
+    fn cell(&self, i: usize, cell: &Cell) -> Result<Vec<u8>> {
+        let mut picture = self.frames.rgb(i).to_vec();
+        let episodes = self.options.episodes;
+        let mut lines = vec![
+            format!(
+                "ep {}/{episodes} step {}",
+                (cell.episode + 1).min(episodes),
+                cell.step
+            ),
+            format!("r {:+.2} R {:.1}", cell.reward, cell.episode_return),
+        ];
+        if let Some(success) = cell.success {
+            lines.push(if success { "success" } else { "no success yet" }.into());
+        }
+        let (w, h) = (self.frames.width, self.frames.height);
+        annotate(&mut picture, w, h, &lines)?;
+        Ok(picture)
+    }
+}
