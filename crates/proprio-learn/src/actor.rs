@@ -4,10 +4,9 @@
 //! One env step's action is made of `units` log-probability terms: the
 //! tokens of an answer, or one term for a whole control action.
 
-use crate::encoder::CnnConfig;
 use crate::error::Result;
 use crate::head::ActionHead;
-use crate::ppo::ActorCritic;
+use crate::ppo::{ActorCritic, AgentShape};
 use crate::sequence::SequencePolicy;
 use crate::tensor::{host, matrix};
 use burn::module::Module;
@@ -119,8 +118,12 @@ impl ControlPolicy {
         device: &Device,
         rng: &mut EnvRng,
     ) -> Result<Self> {
+        let shape = AgentShape {
+            hidden: hidden.to_vec(),
+            ..AgentShape::default()
+        };
         Ok(Self {
-            nets: ActorCritic::new(obs_space, &head, hidden, &CnnConfig::default(), device, rng)?,
+            nets: ActorCritic::new(obs_space, &head, &shape, device, rng)?,
             head,
             obs_dim: obs_space.flat_dim(),
         })

@@ -149,6 +149,32 @@ impl ObsLayout {
         self.state.iter().map(ExactSizeIterator::len).sum()
     }
 
+    /// Width of what the actor and critic read: a CNN's `features` then the
+    /// state when there are images, else the whole `obs_dim`-value observation.
+    pub fn feature_dim(&self, obs_dim: usize, features: usize) -> usize {
+        if self.has_images() {
+            features + self.state_dim()
+        } else {
+            obs_dim
+        }
+    }
+
+    /// Where observation component `k` lands among the encoded values, after
+    /// a CNN's `features` (`None`: an image pixel).
+    pub fn feature_index(&self, k: usize, features: usize) -> Option<usize> {
+        if !self.has_images() {
+            return Some(k);
+        }
+        let mut before = features;
+        for run in &self.state {
+            if run.contains(&k) {
+                return Some(before + k - run.start);
+            }
+            before += run.len();
+        }
+        None
+    }
+
     fn channels(&self) -> usize {
         self.images.iter().map(|&(_, c)| c).sum()
     }

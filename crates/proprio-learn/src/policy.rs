@@ -1,12 +1,11 @@
 //! `Policy`: a trained checkpoint that acts, for `proprio eval`, the viewer and library users.
 
 use crate::actor::{Actor as _, ControlPolicy};
-use crate::encoder::CnnConfig;
 use crate::envs::{EnvSource, Evaluation, NORMALIZED_CLIP, evaluate};
 use crate::error::{LearnError, Result};
 use crate::grpo::GrpoConfig;
 use crate::head::{ActionHead, standard_normal};
-use crate::ppo::ActorCritic;
+use crate::ppo::{ActorCritic, PpoConfig};
 use crate::run::load_module;
 use crate::run::{Algo, RunInfo, load_run};
 use crate::sac::{Actor, box_affine, squash};
@@ -61,7 +60,7 @@ impl Policy {
         let field = |key: &str, value: Value| -> Result<_> {
             proprio::serde_json::from_value(value).map_err(|e| LearnError::Checkpoint {
                 path: dir.to_path_buf(),
-                message: format!("run.json: config.{key}: {e}"),
+                message: format!("run.json: {key}: {e}"),
             })
         };
         let hidden = |key: &str| -> Result<Vec<usize>> {
@@ -100,15 +99,11 @@ impl Policy {
             }
             Algo::Ppo | Algo::Grpo => {
                 let head = ActionHead::for_space(&spec.action_space)?;
-                let cnn: CnnConfig = match info.config.get("cnn") {
-                    Some(value) => field("cnn", value.clone())?,
-                    None => CnnConfig::default(),
-                };
+                let cfg: PpoConfig = field("config", info.config.clone())?;
                 let agent = ActorCritic::new(
                     &obs_space,
                     &head,
-                    &hidden("hidden")?,
-                    &cnn,
+                    &cfg.shape(),
                     &device,
                     &mut episode_rng(0, 0, 0),
                 )?;

@@ -2,12 +2,23 @@
 //! log-std for boxes; for image observations, a CNN encoder shared by both.
 
 use crate::encoder::{CnnConfig, Encoder, ObsLayout};
-use crate::error::Result;
+use crate::error::{LearnError, Result};
 use crate::head::ActionHead;
 use crate::mlp::{Activation, Mlp};
 use burn::module::Param;
 use burn::prelude::*;
 use proprio::{EnvRng, Space};
+
+/// What the networks look like: the architecture keys of [`super::PpoConfig`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentShape {
+    /// Hidden layer sizes of the actor and critic MLPs.
+    pub hidden: Vec<usize>,
+    /// The CNN image observations go through first.
+    pub cnn: CnnConfig,
+    /// Half-open ranges of flat observation components only the critic reads.
+    pub critic_only: Vec<[usize; 2]>,
+}
 
 /// Actor (distribution parameters) and critic (state value) networks.
 #[derive(Module, Debug)]
@@ -20,29 +31,35 @@ pub struct ActorCritic {
     pub critic: Mlp,
     /// Log standard deviation `[1, A]` of a Gaussian head.
     pub log_std: Option<Param<Tensor<2>>>,
+    /// 1 where the actor reads a component of the (encoded) observation, 0
+    /// where only the critic does (asymmetric actor-critic); empty: it reads all.
+    #[module(skip)]
+    actor_mask: Vec<f32>,
 }
 
 impl ActorCritic {
     /// CleanRL's `Agent`: tanh MLPs, actor output gain 0.01, critic output gain 1,
-    /// log-std 0; behind a CNN (`cnn`) when `obs_space` holds images.
+    /// log-std 0; behind a CNN when `obs_space` holds images; the actor blind
+    /// to `shape.critic_only` (Pinto et al. 2017: a critic with privileged state).
     pub fn new(
         obs_space: &Space,
         head: &ActionHead,
-        hidden: &[usize],
-        cnn: &CnnConfig,
+        shape: &AgentShape,
         device: &Device,
         rng: &mut EnvRng,
     ) -> Result<Self> {
         let layout = ObsLayout::new(obs_space)?;
+        let actor_mask = actor_mask(&layout, obs_space.flat_dim(), shape)?;
         let encoder = if layout.has_images() {
-            Some(Encoder::new(layout, cnn, device, rng)?)
+            Some(Encoder::new(layout, &shape.cnn, device, rng)?)
         } else {
             None
         };
         let in_dim = encoder
             .as_ref()
             .map_or(obs_space.flat_dim(), Encoder::out_dim);
-        let sizes = |out: usize| [&[in_dim], hidden, &[out]].concat();
+        let hidden = &shape.hidden;
+        let sizes = |out: usize| [&[in_dim], hidden.as_slice(), &[out]].concat();
         Ok(Self {
             encoder,
             actor: Mlp::new(
@@ -59,6 +76,7 @@ impl ActorCritic {
                 }
                 ActionHead::Categorical { .. } => None,
             },
+            actor_mask,
         })
     }
 
@@ -74,14 +92,25 @@ impl ActorCritic {
     pub fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<1>) {
         let x = self.features(obs);
         (
-            self.actor.forward(x.clone()),
+            self.actor.forward(self.blind(x.clone())),
             self.critic.forward(x).squeeze_dim(1),
         )
     }
 
     /// Distribution parameters `[B, P]`.
     pub fn params(&self, obs: Tensor<2>) -> Tensor<2> {
-        self.actor.forward(self.features(obs))
+        self.actor.forward(self.blind(self.features(obs)))
+    }
+
+    /// The features with the critic-only components zeroed.
+    fn blind(&self, x: Tensor<2>) -> Tensor<2> {
+        if self.actor_mask.is_empty() {
+            return x;
+        }
+        let n = self.actor_mask.len();
+        let mask =
+            Tensor::<1>::from_data(TensorData::new(self.actor_mask.clone(), [n]), &x.device());
+        x * mask.unsqueeze()
     }
 
     /// State values `[B]`.
@@ -92,5 +121,98 @@ impl ActorCritic {
     /// The log-std `[1, A]`, if any.
     pub fn log_std(&self) -> Option<Tensor<2>> {
         self.log_std.as_ref().map(Param::val)
+    }
+}
+
+/// The actor's mask over the features of an observation laid out as `layout`
+/// (`obs_dim` values), hiding `shape.critic_only`; empty when nothing is hidden.
+fn actor_mask(layout: &ObsLayout, obs_dim: usize, shape: &AgentShape) -> Result<Vec<f32>> {
+    if shape.critic_only.is_empty() {
+        return Ok(Vec::new());
+    }
+    let features = shape.cnn.features;
+    let mut mask = vec![1.0; layout.feature_dim(obs_dim, features)];
+    for &[start, end] in &shape.critic_only {
+        if start >= end || end > obs_dim {
+            return Err(LearnError::Config(format!(
+                "critic_only range [{start}, {end}) is empty or outside the {obs_dim} observation values"
+            )));
+        }
+        for k in start..end {
+            let at = layout.feature_index(k, features).ok_or_else(|| {
+                LearnError::Config(format!(
+                    "critic_only: component {k} is an image pixel; only state values can be hidden from the actor"
+                ))
+            })?;
+            mask[at] = 0.0;
+        }
+    }
+    Ok(mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::{host, matrix};
+
+    fn build(space: &Space, critic_only: Vec<[usize; 2]>) -> Result<ActorCritic> {
+        let shape = AgentShape {
+            hidden: vec![8],
+            cnn: CnnConfig {
+                channels: vec![4],
+                kernels: vec![4],
+                strides: vec![4],
+                features: 5,
+            },
+            critic_only,
+        };
+        let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0))?;
+        ActorCritic::new(
+            space,
+            &head,
+            &shape,
+            &Device::flex(),
+            &mut proprio::episode_rng(1, 0, 0),
+        )
+    }
+
+    /// Outputs of actor and critic for one observation.
+    fn outputs(agent: &ActorCritic, obs: &[f32]) -> (Vec<f32>, Vec<f32>) {
+        let (params, value) = agent.forward(matrix(obs, 1, obs.len(), &Device::flex()));
+        (host(params).unwrap(), host(value).unwrap())
+    }
+
+    #[test]
+    fn the_actor_is_blind_to_critic_only_values_and_the_critic_is_not() {
+        let image = Space::Image {
+            height: 8,
+            width: 8,
+            channels: 3,
+        };
+        let space = Space::Dict {
+            spaces: vec![
+                ("image".into(), image),
+                ("state".into(), Space::uniform_box(3, -1.0, 1.0)),
+            ],
+        };
+        let agent = build(&space, vec![[193, 195]]).unwrap();
+        let mut obs = vec![100.0; 195];
+        obs[192..].copy_from_slice(&[0.5, 0.25, -0.75]);
+        let (actor, critic) = outputs(&agent, &obs);
+        obs[193] = 3.0;
+        obs[194] = -2.0;
+        let (blind, seeing) = outputs(&agent, &obs);
+        assert_eq!(actor, blind, "the hidden values reached the actor");
+        assert_ne!(critic, seeing, "the critic must read the hidden values");
+        obs[192] = -1.0;
+        assert_ne!(
+            outputs(&agent, &obs).0,
+            actor,
+            "the rest of the state reaches the actor"
+        );
+        let pixels = build(&space, vec![[0, 4]]).err().map(|e| e.to_string());
+        assert!(pixels.is_some_and(|e| e.contains("image pixel")));
+        let outside = build(&space, vec![[190, 200]]).err().map(|e| e.to_string());
+        assert!(outside.is_some_and(|e| e.contains("outside the 195")));
     }
 }

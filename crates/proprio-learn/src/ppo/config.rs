@@ -1,6 +1,7 @@
 //! PPO hyper-parameters, defaults from CleanRL's `ppo.py` (discrete actions)
 //! and `ppo_continuous_action.py` (box actions).
 
+use super::agent::AgentShape;
 use crate::encoder::CnnConfig;
 use serde::{Deserialize, Serialize};
 
@@ -44,9 +45,14 @@ pub struct PpoConfig {
     pub normalize: bool,
     /// Hidden layer sizes of actor and critic (CleanRL: 64, 64, tanh).
     pub hidden: Vec<usize>,
-    /// The CNN image observations go through first (CleanRL's Atari PPO: the Nature CNN).
+    /// The CNN image observations go through first (see `encoder::CnnConfig`).
     #[serde(default)]
     pub cnn: CnnConfig,
+    /// Half-open ranges `[start, end)` of observation values only the critic
+    /// reads (asymmetric actor-critic, Pinto et al. 2017: privileged state for
+    /// the value, not the policy); empty: both read everything.
+    #[serde(default)]
+    pub critic_only: Vec<[usize; 2]>,
     /// Adam epsilon (CleanRL: 1e-5).
     pub adam_eps: f32,
     /// Evaluate the deterministic policy every this many env steps (0: only at the end).
@@ -78,6 +84,7 @@ impl PpoConfig {
             normalize: false,
             hidden: vec![64, 64],
             cnn: CnnConfig::default(),
+            critic_only: Vec::new(),
             adam_eps: 1e-5,
             eval_every: 10_000,
             eval_episodes: 10,
@@ -96,6 +103,15 @@ impl PpoConfig {
             ent_coef: 0.0,
             normalize: true,
             ..Self::discrete()
+        }
+    }
+
+    /// The networks' architecture.
+    pub fn shape(&self) -> AgentShape {
+        AgentShape {
+            hidden: self.hidden.clone(),
+            cnn: self.cnn.clone(),
+            critic_only: self.critic_only.clone(),
         }
     }
 

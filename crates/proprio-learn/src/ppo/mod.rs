@@ -6,7 +6,7 @@ mod agent;
 mod config;
 mod update;
 
-pub use agent::ActorCritic;
+pub use agent::{ActorCritic, AgentShape};
 pub use config::PpoConfig;
 pub use update::{Batch, UpdateStats, clipped_surrogate, gae, losses};
 
@@ -75,7 +75,7 @@ impl Ppo {
         )?;
         let device = device.autodiff();
         let mut rng = episode_rng(seed, u64::MAX - 1, 0);
-        let agent = ActorCritic::new(obs_space, &head, &cfg.hidden, &cfg.cnn, &device, &mut rng)?;
+        let agent = ActorCritic::new(obs_space, &head, &cfg.shape(), &device, &mut rng)?;
         let optim = AdamConfig::new().with_epsilon(cfg.adam_eps).init();
         Ok(Self {
             next_obs: env.venv_ref().batch().obs.clone(),
