@@ -262,6 +262,18 @@ fn a_run_directory_is_never_overwritten() {
         err.to_string().contains("SAC needs a box action space"),
         "{err}"
     );
+    let mut pixels = request(
+        Algo::Sac,
+        "classic/pendulum-v1",
+        json!({}),
+        dir.join("sac-pixels"),
+    );
+    pixels.env.obs.mode = proprio::render::ObsMode::Rgb;
+    let err = train(pixels).unwrap_err();
+    assert!(
+        err.to_string().contains("SAC has no image encoder"),
+        "{err}"
+    );
     let err = train(request(
         Algo::Ppo,
         "classic/cartpole-v1",

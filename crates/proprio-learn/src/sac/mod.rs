@@ -63,6 +63,12 @@ impl Sac {
         threads: Option<usize>,
     ) -> Result<Self> {
         cfg.validate().map_err(LearnError::Config)?;
+        if source.obs.mode != proprio::render::ObsMode::State {
+            return Err(LearnError::Config(format!(
+                "SAC has no image encoder yet: train --obs {} with --algo ppo",
+                source.obs.mode
+            )));
+        }
         let mut env = TrainEnv::new(&source, cfg.num_envs, threads, cfg.normalize, cfg.gamma)?;
         env.venv().reset(Some(seed), None)?;
         let spec = env.venv_ref().spec().clone();
