@@ -92,7 +92,11 @@ pub fn run(args: &RolloutArgs) -> CliResult {
         let all: Vec<usize> = (0..venv.num_envs()).collect();
         venv.restore(state, &all)?;
     }
-    let shape = obs_shape(&args.obs, venv.spec().observation_space.flat_dim());
+    let state_dim = proprio::registry()
+        .spec(&args.env, &config)?
+        .observation_space
+        .flat_dim();
+    let shape = obs_shape(&args.obs, state_dim);
     write_lines(&mut out, venv.as_ref(), 0, &shape)?;
     let (n, dim) = (venv.num_envs(), space.flat_dim());
     let mut actions = vec![0.0; n * dim];
@@ -112,14 +116,10 @@ pub fn run(args: &RolloutArgs) -> CliResult {
         .map_err(|e| Failure(format!("cannot write output: {e}")))
 }
 
-/// The `obs_shape` of image observations (`None` for state, whose shape is its length).
-fn obs_shape(obs: &input::ObsArgs, flat_dim: usize) -> Option<serde_json::Value> {
-    let image = (obs.image_size * obs.image_size * 3) as usize;
-    match obs.obs {
-        ObsMode::State => None,
-        ObsMode::RgbState => Some(obs.shape(flat_dim - image)),
-        _ => Some(obs.shape(0)),
-    }
+/// The `obs_shape` of image or stacked observations of an env with
+/// `state_dim` state values (`None` for the plain state, whose shape is its length).
+fn obs_shape(obs: &input::ObsArgs, state_dim: usize) -> Option<serde_json::Value> {
+    (obs.obs != ObsMode::State || obs.frame_stack > 1).then(|| obs.shape(state_dim))
 }
 
 fn write_lines(

@@ -357,6 +357,28 @@ fn rollout_and_bench_observe_pixels() {
     ));
     let info: Value = serde_json::from_str(&info).unwrap();
     assert_eq!(info["observation_shape"], serde_json::json!([64, 64, 3]));
+    let two = dir.join("two.jsonl");
+    let args = "rollout --env manipulation/reach-v0 --obs rgb+state --camera front,side --image-size 16 --frame-stack 2 --num-envs 1 --random --steps 1 --out";
+    let mut argv: Vec<&str> = args.split(' ').collect();
+    argv.push(two.to_str().unwrap());
+    ok(&proprio(&argv, &[]));
+    let first: Value = serde_json::from_str(
+        std::fs::read_to_string(&two)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let frame = serde_json::json!({"image": [16, 16, 6], "state": [32]});
+    assert_eq!(
+        first["obs_shape"],
+        serde_json::json!({"stack": 2, "frame": frame})
+    );
+    assert_eq!(
+        first["obs"].as_array().unwrap().len(),
+        2 * (16 * 16 * 6 + 32)
+    );
     let bench = "bench --env classic/cartpole-v1 --num-envs 8 --steps 3 --warmup 1 --obs depth --image-size 16 --json";
     let report: Value =
         serde_json::from_str(&ok(&proprio(&bench.split(' ').collect::<Vec<_>>(), &[]))).unwrap();
