@@ -71,7 +71,8 @@ fn observations_are_normalised_with_the_running_statistics() {
     assert_eq!(finals, 8, "two truncations per env in 450 steps");
     // The shared formula, as `Policy` applies it to raw observations, is the wrapper's bit for bit.
     let mut raw_obs = raw.batch().obs.clone();
-    venv.stats().normalize(&mut raw_obs, Some(3.0));
+    venv.stats()
+        .normalize_components(&mut raw_obs, 3, &[0, 1, 2], Some(3.0));
     assert_eq!(raw_obs, venv.batch().obs);
     assert!(venv.batch().obs.iter().all(|z| z.abs() <= 3.0));
     let frozen = venv.stats().clone();

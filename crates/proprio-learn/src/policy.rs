@@ -57,28 +57,10 @@ impl Policy {
         let obs_space = info.env.observation_space()?;
         let obs_dim = obs_space.flat_dim();
         let device = info.backend.device()?;
-        let field = |key: &str, value: Value| -> Result<_> {
-            proprio::serde_json::from_value(value).map_err(|e| LearnError::Checkpoint {
-                path: dir.to_path_buf(),
-                message: format!("run.json: {key}: {e}"),
-            })
-        };
-        let hidden = |key: &str| -> Result<Vec<usize>> {
-            proprio::serde_json::from_value(info.config[key].clone()).map_err(|e| {
-                LearnError::Checkpoint {
-                    path: dir.to_path_buf(),
-                    message: format!("run.json: config.{key}: {e}"),
-                }
-            })
-        };
         let group = info.algo == Algo::Grpo || info.config.get("advantage").is_some();
         let nets = match info.algo {
             _ if group => {
-                let cfg: GrpoConfig = proprio::serde_json::from_value(info.config.clone())
-                    .map_err(|e| LearnError::Checkpoint {
-                        path: dir.to_path_buf(),
-                        message: format!("run.json: config: {e}"),
-                    })?;
+                let cfg: GrpoConfig = from_run_json(dir, "config", &info.config)?;
                 let mut rng = episode_rng(0, 0, 0);
                 let model = checkpoint.join("model.bpk");
                 if let Space::Tokens { .. } = spec.action_space {
@@ -99,7 +81,7 @@ impl Policy {
             }
             Algo::Ppo | Algo::Grpo => {
                 let head = ActionHead::for_space(&spec.action_space)?;
-                let cfg: PpoConfig = field("config", info.config.clone())?;
+                let cfg: PpoConfig = from_run_json(dir, "config", &info.config)?;
                 let agent = ActorCritic::new(
                     &obs_space,
                     &head,
@@ -122,7 +104,7 @@ impl Policy {
                 let actor = Actor::new(
                     obs_dim,
                     low.len(),
-                    &hidden("hidden")?,
+                    &from_run_json::<Vec<usize>>(dir, "config.hidden", &info.config["hidden"])?,
                     &device,
                     &mut episode_rng(0, 0, 0),
                 );
@@ -270,4 +252,16 @@ impl Policy {
             |obs, _, actions| self.act_normalized(obs, deterministic, actions),
         )
     }
+}
+
+/// `value`, named `key` in the `run.json` of the run in `dir`, read as what the learner saved.
+fn from_run_json<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    key: &str,
+    value: &Value,
+) -> Result<T> {
+    proprio::serde_json::from_value(value.clone()).map_err(|e| LearnError::Checkpoint {
+        path: dir.to_path_buf(),
+        message: format!("run.json: {key}: {e}"),
+    })
 }

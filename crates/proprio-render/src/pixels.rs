@@ -216,7 +216,7 @@ impl<V: VecEnv> PixelObs<V> {
         let depth = self.options.mode == ObsMode::Depth;
         let views = self.options.cameras().count();
         let d = self.batch.obs_dim;
-        for (view, camera) in self.options.camera.split(',').map(str::trim).enumerate() {
+        for (view, camera) in self.options.cameras().enumerate() {
             let which = envs.iter().copied();
             self.renderer
                 .render_envs(&self.scenes, which, camera, depth, &mut self.frames)?;

@@ -35,19 +35,10 @@ impl RunningMeanStd {
         1.0 / (self.var[k] + EPSILON).sqrt()
     }
 
-    /// Normalises a batch of rows in place, `(x − mean) / std`, clipped to ±`clip` if given
-    /// (what [`NormalizeObservation`] does; usable on raw observations at inference time).
-    pub fn normalize(&self, rows: &mut [f32], clip: Option<f32>) {
-        let dim = self.mean.len().max(1);
-        for (j, x) in rows.iter_mut().enumerate() {
-            let k = j % dim;
-            let z = ((f64::from(*x) - self.mean[k]) * self.inverse_std(k)) as f32;
-            *x = clip.map_or(z, |c| z.clamp(-c, c));
-        }
-    }
-
-    /// As [`RunningMeanStd::normalize`] for rows of `row_dim` values of which
-    /// these statistics describe `components` (e.g. all but the image pixels).
+    /// Normalises rows of `row_dim` values in place, `(x − mean) / std`, clipped
+    /// to ±`clip` if given, where these statistics describe `components` of a
+    /// row (all but the image pixels): what [`NormalizeObservation`] does,
+    /// usable on raw observations at inference time.
     pub fn normalize_components(
         &self,
         rows: &mut [f32],
