@@ -192,15 +192,17 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
             .min(4),
         ..adapter.limits.clone()
     });
+    let synchronous_pipeline_compilation = options.capture.is_some();
+    let mut gl_failure = None;
     let render = RenderPlugin {
         render_creation: WgpuSettings {
             backends: Some(adapter.backend.into()),
             adapter_name: Some(adapter.name.clone()),
-            constrained_limits,
+            constrained_limits: constrained_limits.clone(),
             ..default()
         }
         .into(),
-        synchronous_pipeline_compilation: options.capture.is_some(),
+        synchronous_pipeline_compilation,
         ..default()
     };
     let log = bevy::log::LogPlugin {
@@ -227,23 +229,35 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         .add_plugins(ScheduleRunnerPlugin::run_loop(Duration::ZERO))
         .insert_resource(capture::Headless::new(c));
     } else {
-        app.add_plugins(
-            DefaultPlugins
-                .set(WindowPlugin {
-                    primary_window: Some(Window {
-                        title: "Proprio viewer".into(),
-                        resolution: options
-                            .capture
-                            .as_ref()
-                            .map_or((1280, 720), |c| c.size)
-                            .into(),
-                        ..default()
-                    }),
+        let plugins = DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: "Proprio viewer".into(),
+                    resolution: options
+                        .capture
+                        .as_ref()
+                        .map_or((1280, 720), |c| c.size)
+                        .into(),
                     ..default()
-                })
-                .set(render)
-                .set(log),
-        );
+                }),
+                ..default()
+            })
+            .set(log);
+        match constrained_limits {
+            Some(limits) => {
+                let plugin =
+                    preflight::GlWindowRender::new(limits, synchronous_pipeline_compilation);
+                gl_failure = Some(plugin.failure.clone());
+                app.add_plugins(
+                    plugins
+                        .disable::<RenderPlugin>()
+                        .add_before::<bevy::image::ImagePlugin>(plugin),
+                );
+            }
+            None => {
+                app.add_plugins(plugins.set(render));
+            }
+        }
         if let Some(c) = options.capture.clone() {
             app.insert_resource(capture::Headless::new(c));
         }
@@ -265,6 +279,11 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         ))
         .add_systems(Update, drive.before(draw::DrawSet));
     let exit = app.run();
+    if let Some(failure) =
+        gl_failure.and_then(|f| f.lock().unwrap_or_else(|e| e.into_inner()).take())
+    {
+        return Err(failure);
+    }
     let written = outcome.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let screenshot = written.map_err(|message| ViewerError::Screenshot {
         path: options
