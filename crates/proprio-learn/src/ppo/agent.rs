@@ -6,6 +6,7 @@ use crate::error::{LearnError, Result};
 use crate::head::ActionHead;
 use crate::mlp::{Activation, Mlp};
 use burn::module::Param;
+use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use proprio::{EnvRng, Space};
 
@@ -18,6 +19,8 @@ pub struct AgentShape {
     pub cnn: CnnConfig,
     /// Half-open ranges of flat observation components only the critic reads.
     pub critic_only: Vec<[usize; 2]>,
+    /// Give the actor's features a head that predicts the critic-only values.
+    pub aux: bool,
 }
 
 /// Actor (distribution parameters) and critic (state value) networks.
@@ -31,10 +34,15 @@ pub struct ActorCritic {
     pub critic: Mlp,
     /// Log standard deviation `[1, A]` of a Gaussian head.
     pub log_std: Option<Param<Tensor<2>>>,
+    /// The actor's features → the critic-only values (auxiliary prediction).
+    pub aux: Option<Linear>,
     /// 1 where the actor reads a component of the (encoded) observation, 0
     /// where only the critic does (asymmetric actor-critic); empty: it reads all.
     #[module(skip)]
     actor_mask: Vec<f32>,
+    /// The critic-only ranges, which the auxiliary head predicts.
+    #[module(skip)]
+    critic_only: Vec<[usize; 2]>,
 }
 
 impl ActorCritic {
@@ -59,6 +67,13 @@ impl ActorCritic {
             .as_ref()
             .map_or(obs_space.flat_dim(), Encoder::out_dim);
         let hidden = &shape.hidden;
+        let hidden_values: usize = shape.critic_only.iter().map(|[a, b]| b - a).sum();
+        if shape.aux && hidden_values == 0 {
+            return Err(LearnError::Config(
+                "the auxiliary prediction (aux_coef > 0) needs critic_only values to predict"
+                    .into(),
+            ));
+        }
         let sizes = |out: usize| [&[in_dim], hidden.as_slice(), &[out]].concat();
         Ok(Self {
             encoder,
@@ -76,7 +91,11 @@ impl ActorCritic {
                 }
                 ActionHead::Categorical { .. } => None,
             },
+            aux: shape
+                .aux
+                .then(|| LinearConfig::new(in_dim, hidden_values).init(device)),
             actor_mask,
+            critic_only: shape.critic_only.clone(),
         })
     }
 
@@ -94,6 +113,30 @@ impl ActorCritic {
         (
             self.actor.forward(self.blind(x.clone())),
             self.critic.forward(x).squeeze_dim(1),
+        )
+    }
+
+    /// [`Self::forward`] plus, with an auxiliary head, the mean squared error
+    /// of its prediction of the critic-only values from the actor's features.
+    pub fn forward_with_aux(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<1>, Option<Tensor<1>>) {
+        let Some(aux) = &self.aux else {
+            let (params, value) = self.forward(obs);
+            return (params, value, None);
+        };
+        let targets = Tensor::cat(
+            self.critic_only
+                .iter()
+                .map(|&[start, end]| obs.clone().slice(s![.., start..end]))
+                .collect(),
+            1,
+        );
+        let x = self.features(obs);
+        let seen = self.blind(x.clone());
+        let error = (aux.forward(seen.clone()) - targets).square().mean();
+        (
+            self.actor.forward(seen),
+            self.critic.forward(x).squeeze_dim(1),
+            Some(error),
         )
     }
 
@@ -156,6 +199,10 @@ mod tests {
     use crate::tensor::{host, matrix};
 
     fn build(space: &Space, critic_only: Vec<[usize; 2]>) -> Result<ActorCritic> {
+        build_with(space, critic_only, false)
+    }
+
+    fn build_with(space: &Space, critic_only: Vec<[usize; 2]>, aux: bool) -> Result<ActorCritic> {
         let shape = AgentShape {
             hidden: vec![8],
             cnn: CnnConfig {
@@ -165,6 +212,7 @@ mod tests {
                 features: 5,
             },
             critic_only,
+            aux,
         };
         let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0))?;
         ActorCritic::new(
@@ -184,17 +232,7 @@ mod tests {
 
     #[test]
     fn the_actor_is_blind_to_critic_only_values_and_the_critic_is_not() {
-        let image = Space::Image {
-            height: 8,
-            width: 8,
-            channels: 3,
-        };
-        let space = Space::Dict {
-            spaces: vec![
-                ("image".into(), image),
-                ("state".into(), Space::uniform_box(3, -1.0, 1.0)),
-            ],
-        };
+        let space = image_and_state();
         let agent = build(&space, vec![[193, 195]]).unwrap();
         let mut obs = vec![100.0; 195];
         obs[192..].copy_from_slice(&[0.5, 0.25, -0.75]);
@@ -214,5 +252,44 @@ mod tests {
         assert!(pixels.is_some_and(|e| e.contains("image pixel")));
         let outside = build(&space, vec![[190, 200]]).err().map(|e| e.to_string());
         assert!(outside.is_some_and(|e| e.contains("outside the 195")));
+    }
+
+    fn image_and_state() -> Space {
+        let image = Space::Image {
+            height: 8,
+            width: 8,
+            channels: 3,
+        };
+        Space::Dict {
+            spaces: vec![
+                ("image".into(), image),
+                ("state".into(), Space::uniform_box(3, -1.0, 1.0)),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_auxiliary_head_is_scored_against_the_critic_only_values() {
+        let space = image_and_state();
+        let agent = build_with(&space, vec![[193, 195]], true).unwrap();
+        let device = Device::flex();
+        let mut obs: Vec<f32> = (0..195).map(|k| (k % 7) as f32 * 20.0).collect();
+        obs[192..].copy_from_slice(&[0.5, 0.25, -0.75]);
+        let aux_error = |obs: &[f32]| {
+            let (_, _, error) = agent.forward_with_aux(matrix(obs, 1, 195, &device));
+            host(error.unwrap()).unwrap()[0]
+        };
+        let x = agent.features(matrix(&obs, 1, 195, &device));
+        let predicted = host(agent.aux.as_ref().unwrap().forward(agent.blind(x))).unwrap();
+        let expected = ((predicted[0] - 0.25).powi(2) + (predicted[1] + 0.75).powi(2)) / 2.0;
+        assert!((aux_error(&obs) - expected).abs() < 1e-5);
+        let (params, _) = agent.forward(matrix(&obs, 1, 195, &device));
+        obs[193] = predicted[0];
+        obs[194] = predicted[1];
+        assert!(aux_error(&obs) < 1e-10, "a perfect prediction scores 0");
+        let (blind, _) = agent.forward(matrix(&obs, 1, 195, &device));
+        assert_eq!(host(params).unwrap(), host(blind).unwrap());
+        let nothing_to_predict = build_with(&space, Vec::new(), true).err();
+        assert!(nothing_to_predict.is_some_and(|e| e.to_string().contains("critic_only")));
     }
 }

@@ -53,6 +53,12 @@ pub struct PpoConfig {
     /// the value, not the policy); empty: both read everything.
     #[serde(default)]
     pub critic_only: Vec<[usize; 2]>,
+    /// Weight of an auxiliary loss: a linear head on the actor's features
+    /// predicts the `critic_only` values (game-feature prediction, Lample &
+    /// Chaplot 2017), so an image encoder learns to see what only the critic
+    /// is told; 0: off.
+    #[serde(default)]
+    pub aux_coef: f32,
     /// Adam epsilon (CleanRL: 1e-5).
     pub adam_eps: f32,
     /// Evaluate the deterministic policy every this many env steps (0: only at the end).
@@ -85,6 +91,7 @@ impl PpoConfig {
             hidden: vec![64, 64],
             cnn: CnnConfig::default(),
             critic_only: Vec::new(),
+            aux_coef: 0.0,
             adam_eps: 1e-5,
             eval_every: 10_000,
             eval_episodes: 10,
@@ -112,6 +119,7 @@ impl PpoConfig {
             hidden: self.hidden.clone(),
             cnn: self.cnn.clone(),
             critic_only: self.critic_only.clone(),
+            aux: self.aux_coef > 0.0,
         }
     }
 
@@ -150,6 +158,12 @@ impl PpoConfig {
             return Err("hidden must list at least one positive layer size".into());
         }
         self.cnn.validate()?;
+        if !(self.aux_coef >= 0.0 && self.aux_coef.is_finite()) {
+            return Err(format!(
+                "aux_coef must be a finite number ≥ 0, not {}",
+                self.aux_coef
+            ));
+        }
         if self.learning_rate.is_nan() || self.learning_rate <= 0.0 || self.eval_episodes == 0 {
             return Err("learning_rate and eval_episodes must be positive".into());
         }

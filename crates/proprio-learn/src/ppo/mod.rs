@@ -285,6 +285,9 @@ impl Ppo {
         row.insert("approx_kl".into(), json!(s.approx_kl));
         row.insert("clip_fraction".into(), json!(s.clip_fraction));
         row.insert("grad_norm".into(), json!(s.grad_norm));
+        if let Some(aux) = s.aux_loss {
+            row.insert("aux_loss".into(), json!(aux));
+        }
         row.insert("explained_variance".into(), json!(explained));
         row.insert("learning_rate".into(), json!(lr));
         row

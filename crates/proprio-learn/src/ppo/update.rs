@@ -65,6 +65,8 @@ pub struct UpdateStats {
     pub approx_kl: f32,
     pub clip_fraction: f32,
     pub grad_norm: f64,
+    /// Mean squared error of the auxiliary prediction, when it is on.
+    pub aux_loss: Option<f32>,
 }
 
 /// Losses of one minibatch; `ratio` deviation statistics for logging.
@@ -75,6 +77,7 @@ pub struct Losses {
     pub entropy: Tensor<1>,
     pub approx_kl: Tensor<1>,
     pub clip_fraction: Tensor<1>,
+    pub aux: Option<Tensor<1>>,
 }
 
 /// PPO's clipped surrogate loss `mean(max(−A·ρ, −A·clip(ρ, 1−ε, 1+ε)))` for ratios `ρ`.
@@ -99,7 +102,7 @@ pub fn losses(
     let returns = batch.returns.clone().select(0, idx.clone());
     let old_values = batch.values.clone().select(0, idx);
 
-    let (params, new_value) = agent.forward(obs);
+    let (params, new_value, aux) = agent.forward_with_aux(obs);
     let (new_logprob, entropy) = head.log_prob_entropy(params, agent.log_std(), actions);
     let log_ratio = new_logprob - old_logprob;
     let ratio = log_ratio.clone().exp();
@@ -137,8 +140,11 @@ pub fn losses(
         (new_value - returns).square().mean().mul_scalar(0.5)
     };
     let entropy = entropy.mean();
-    let total = policy.clone() - entropy.clone().mul_scalar(cfg.ent_coef)
+    let mut total = policy.clone() - entropy.clone().mul_scalar(cfg.ent_coef)
         + value.clone().mul_scalar(cfg.vf_coef);
+    if let Some(aux) = &aux {
+        total = total + aux.clone().mul_scalar(cfg.aux_coef);
+    }
     Losses {
         total,
         policy,
@@ -146,6 +152,7 @@ pub fn losses(
         entropy,
         approx_kl,
         clip_fraction,
+        aux,
     }
 }
 
@@ -187,6 +194,7 @@ pub fn update(
             stats.policy_loss = scalar(l.policy.clone());
             stats.value_loss = scalar(l.value.clone());
             stats.entropy = scalar(l.entropy.clone());
+            stats.aux_loss = l.aux.clone().map(scalar);
             let mut grads = GradientsParams::from_grads(l.total.backward(), &agent);
             stats.grad_norm = clip_global_norm(&agent, &mut grads, cfg.max_grad_norm);
             agent = optim.step(lr, agent, grads);
