@@ -2,7 +2,9 @@
 //! megabyte-sized temporaries on every op, which glibc serves with fresh
 //! `mmap`s by default — a page fault per touched page, about a quarter of a
 //! transformer update's time (measured with `perf`; GRPO on
-//! `language/arithmetic-v0` ran 35% faster with the heap kept).
+//! `language/arithmetic-v0` ran 35% faster with the heap kept). Only the
+//! learner commands use it: kept pages also hold the fragments of physics
+//! temporaries, and a long `proprio soak` of pick-cube crept up with it.
 
 /// Keeps freed blocks up to 256 MiB in the heap (no `mmap`/`munmap` per
 /// tensor), and the heap's top from being returned to the kernel until 1 GiB is free.

@@ -2,6 +2,7 @@
 
 mod bench;
 mod catalog;
+mod embed;
 mod eval;
 mod heap;
 mod input;
@@ -60,14 +61,29 @@ enum Command {
     Plot(eval::PlotArgs),
     /// Write an animated GIF of episodes (a checkpoint, the scripted controller or random actions).
     Record(record::RecordArgs),
+    /// CLIP embeddings of texts and images from a checkpoint directory (JSON with --json).
+    Embed(embed::EmbedArgs),
+    /// Measure CLIP image embeddings per second (a random ViT-B/32 without --model).
+    BenchEmbed(embed::BenchEmbedArgs),
     /// Open an env in the interactive viewer (or render it headless with --screenshot).
     #[cfg(feature = "viewer")]
     View(view::ViewArgs),
 }
 
 fn main() -> ExitCode {
-    heap::keep_freed_memory();
     let cli = Cli::parse();
+    // Only the commands that run networks churn through tensors; the others
+    // keep glibc's defaults, which return freed memory (the soak's flat RSS).
+    if matches!(
+        cli.command,
+        Command::Train(_)
+            | Command::Eval(_)
+            | Command::Record(_)
+            | Command::Embed(_)
+            | Command::BenchEmbed(_)
+    ) {
+        heap::keep_freed_memory();
+    }
     #[cfg(feature = "viewer")]
     let viewer = matches!(cli.command, Command::View(_));
     let result = match cli.command {
@@ -80,6 +96,8 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval::eval(&args),
         Command::Plot(args) => eval::plot_runs(&args),
         Command::Record(args) => record::run(&args),
+        Command::Embed(args) => embed::embed(&args),
+        Command::BenchEmbed(args) => embed::bench(&args),
         #[cfg(feature = "viewer")]
         Command::View(args) => view::run(&args),
     };
