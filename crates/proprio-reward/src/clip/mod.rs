@@ -1,0 +1,234 @@
+//! CLIP (Radford et al. 2021) in burn: the model, its tokenizer and image
+//! preprocessing, loaded from a Hugging Face checkpoint directory, giving the
+//! numbers transformers' `CLIPModel` gives.
+
+mod config;
+mod load;
+mod model;
+mod preprocess;
+mod tokenizer;
+mod transformer;
+
+pub use config::{Activation, ClipConfig, Preprocess, TextConfig, VisionConfig};
+pub use model::{Clip, l2_normalize};
+pub use preprocess::{frames_to_images, pixels};
+pub use tokenizer::ClipTokenizer;
+
+use crate::{Result, RewardError};
+use burn::prelude::*;
+use image::RgbImage;
+use load::{backend, id_matrix};
+use std::path::{Path, PathBuf};
+
+/// Where `proprio embed` and the reward wrappers look for a model when none is given.
+pub const MODEL_DIR_VAR: &str = "PROPRIO_CLIP_DIR";
+
+/// Unit-norm embeddings, one row per input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embeddings {
+    /// Width of a row (the model's `projection_dim`).
+    pub dim: usize,
+    /// Rows, concatenated.
+    pub values: Vec<f32>,
+}
+
+impl Embeddings {
+    /// Row `i`.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.values[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.values.len() / self.dim.max(1)
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// A CLIP model with its tokenizer and preprocessing: texts and images in,
+/// L2-normalised embeddings out.
+pub struct ClipModel {
+    model: Clip,
+    config: ClipConfig,
+    tokenizer: ClipTokenizer,
+    preprocess: Preprocess,
+    logit_scale: f32,
+    device: Device,
+}
+
+impl ClipModel {
+    /// Loads a checkpoint directory in the hub layout (`config.json`,
+    /// `model.safetensors`, optional `preprocessor_config.json` and
+    /// `merges.txt`; OpenAI's vocabulary when the latter is absent).
+    pub fn load(dir: &Path, device: &Device) -> Result<Self> {
+        if !dir.is_dir() {
+            return Err(RewardError::io(
+                dir,
+                "not a model directory (it should hold config.json and model.safetensors)",
+            ));
+        }
+        let config = ClipConfig::read(&dir.join("config.json"))?;
+        let (t, v) = (&config.text_config, &config.vision_config);
+        let merges = dir.join("merges.txt");
+        let tokenizer = if merges.is_file() {
+            ClipTokenizer::from_merges(&merges, t.vocab_size, t.max_position_embeddings)?
+        } else if t.vocab_size == 49_408 {
+            ClipTokenizer::openai(t.max_position_embeddings)
+        } else {
+            return Err(RewardError::io(
+                &merges,
+                format!(
+                    "missing, and vocab_size {} is not OpenAI's 49,408",
+                    t.vocab_size
+                ),
+            ));
+        };
+        let processor = dir.join("preprocessor_config.json");
+        let preprocess = if processor.is_file() {
+            Preprocess::read(&processor, v.image_size)?
+        } else {
+            Preprocess::for_image_size(v.image_size)
+        };
+        let mut model = Clip::new(&config, device);
+        let logit_scale = load::load_weights(&mut model, &dir.join("model.safetensors"))?;
+        Ok(Self {
+            model,
+            config,
+            tokenizer,
+            preprocess,
+            logit_scale,
+            device: device.clone(),
+        })
+    }
+
+    /// A randomly initialised model of `config`'s sizes with OpenAI's
+    /// tokenizer: for benchmarks, which need the shapes, not the weights.
+    pub fn random(config: ClipConfig, device: &Device) -> Result<Self> {
+        config.validate().map_err(RewardError::Input)?;
+        let t = &config.text_config;
+        Ok(Self {
+            model: Clip::new(&config, device),
+            tokenizer: ClipTokenizer::openai(t.max_position_embeddings),
+            preprocess: Preprocess::for_image_size(config.vision_config.image_size),
+            logit_scale: 100f32.ln(),
+            config,
+            device: device.clone(),
+        })
+    }
+
+    /// The directory `PROPRIO_CLIP_DIR` names, if set.
+    pub fn dir_from_env() -> Option<PathBuf> {
+        std::env::var_os(MODEL_DIR_VAR)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+    }
+
+    /// The model's sizes.
+    pub fn config(&self) -> &ClipConfig {
+        &self.config
+    }
+
+    /// How images are prepared.
+    pub fn preprocess(&self) -> &Preprocess {
+        &self.preprocess
+    }
+
+    /// `exp(logit_scale)`, CLIP's learned inverse temperature.
+    pub fn scale(&self) -> f32 {
+        self.logit_scale.exp()
+    }
+
+    /// Token ids of `text` (start and end tokens included).
+    pub fn tokenize(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.encode(text)
+    }
+
+    /// Embeddings of `texts`, one batch.
+    pub fn embed_texts(&self, texts: &[&str]) -> Result<Embeddings> {
+        if texts.is_empty() {
+            return Err(RewardError::Input("no texts to embed".into()));
+        }
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenize(t)).collect();
+        let width = ids.iter().map(Vec::len).max().unwrap_or(0);
+        let pad = i64::from(self.tokenizer.end_of_text());
+        let flat: Vec<i64> = ids
+            .iter()
+            .flat_map(|row| {
+                let padding = std::iter::repeat_n(pad, width - row.len());
+                row.iter().map(|&id| i64::from(id)).chain(padding)
+            })
+            .collect();
+        let eot: Vec<usize> = ids.iter().map(|row| row.len() - 1).collect();
+        let ids = id_matrix(flat, texts.len(), width, &self.device);
+        self.finish(self.model.text_features(ids, &eot))
+    }
+
+    /// Embeddings of `images`, preprocessed as the checkpoint says, one batch.
+    pub fn embed_images(&self, images: &[RgbImage]) -> Result<Embeddings> {
+        if images.is_empty() {
+            return Err(RewardError::Input("no images to embed".into()));
+        }
+        if let Some(image) = images.iter().find(|i| i.width() == 0 || i.height() == 0) {
+            return Err(RewardError::Input(format!(
+                "an image of {}×{} pixels cannot be embedded",
+                image.width(),
+                image.height()
+            )));
+        }
+        let (h, w) = self.preprocess.crop;
+        let values = pixels(images, &self.preprocess);
+        let pixels = Tensor::from_data(
+            TensorData::new(values, [images.len(), 3, h, w]),
+            &self.device,
+        );
+        self.finish(self.model.image_features(pixels))
+    }
+
+    /// Embeddings of rendered frames `[n, height, width, channels]` (u8 RGB or RGBA).
+    pub fn embed_frames(
+        &self,
+        frames: &[u8],
+        n: usize,
+        height: usize,
+        width: usize,
+        channels: usize,
+    ) -> Result<Embeddings> {
+        self.embed_images(&frames_to_images(frames, n, height, width, channels)?)
+    }
+
+    /// `scale · ⟨image_i, text_j⟩`, `[images × texts]` row-major (transformers' `logits_per_image`).
+    pub fn logits_per_image(&self, images: &Embeddings, texts: &Embeddings) -> Vec<f32> {
+        let scale = self.scale();
+        (0..images.len())
+            .flat_map(|i| {
+                (0..texts.len()).map(move |j| {
+                    let dot: f32 = images
+                        .row(i)
+                        .iter()
+                        .zip(texts.row(j))
+                        .map(|(a, b)| a * b)
+                        .sum();
+                    scale * dot
+                })
+            })
+            .collect()
+    }
+
+    fn finish(&self, features: Tensor<2>) -> Result<Embeddings> {
+        let dim = features.dims()[1];
+        let values = l2_normalize(features)
+            .into_data()
+            .try_into_vec::<f32>()
+            .map_err(backend)?;
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(RewardError::Backend(
+                "the model produced non-finite embeddings".into(),
+            ));
+        }
+        Ok(Embeddings { dim, values })
+    }
+}

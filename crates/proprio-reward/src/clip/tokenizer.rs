@@ -1,0 +1,90 @@
+//! CLIP's byte-level BPE through `instant-clip-tokenizer`: lower-cased,
+//! wrapped in start/end-of-text tokens, truncated to the context length.
+
+use crate::{Result, RewardError};
+use instant_clip_tokenizer::{Token, Tokenizer};
+use std::io::BufReader;
+use std::path::Path;
+
+/// Texts to token ids, as transformers' `CLIPTokenizer` writes them.
+pub struct ClipTokenizer {
+    inner: Tokenizer,
+    context: usize,
+}
+
+impl ClipTokenizer {
+    /// OpenAI's vocabulary (49,408 tokens), bundled with the crate.
+    pub fn openai(context: usize) -> Self {
+        Self {
+            inner: Tokenizer::new(),
+            context,
+        }
+    }
+
+    /// The vocabulary of a checkpoint's `merges.txt` (one header line, then
+    /// one merge per line), of `vocab_size` tokens in all.
+    pub fn from_merges(path: &Path, vocab_size: usize, context: usize) -> Result<Self> {
+        let size = u16::try_from(vocab_size)
+            .ok()
+            .filter(|s| *s > 514)
+            .ok_or_else(|| {
+                RewardError::config(
+                    path,
+                    format!("vocab_size {vocab_size} is not a CLIP BPE size (515 to 65,535)"),
+                )
+            })?;
+        let file = std::fs::File::open(path).map_err(|e| RewardError::io(path, e))?;
+        let inner = Tokenizer::with_vocabulary(BufReader::new(file), size)
+            .map_err(|e| RewardError::config(path, e.to_string()))?;
+        let end = usize::from(inner.end_of_text().to_u16());
+        if end + 1 != vocab_size {
+            return Err(RewardError::config(
+                path,
+                format!(
+                    "holds {} merges, which make {} tokens, but the model's vocab_size is {vocab_size}",
+                    end - 513,
+                    end + 1
+                ),
+            ));
+        }
+        Ok(Self { inner, context })
+    }
+
+    /// `<start_of_text>`, the text's tokens (as many as fit), `<end_of_text>`.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut tokens = Vec::new();
+        self.inner.encode(text, &mut tokens);
+        tokens.truncate(self.context.saturating_sub(2));
+        let ids = tokens.into_iter().map(Token::to_u16);
+        std::iter::once(self.inner.start_of_text().to_u16())
+            .chain(ids)
+            .chain(std::iter::once(self.end_of_text() as u16))
+            .map(u32::from)
+            .collect()
+    }
+
+    /// The id of `<end_of_text>`, where the text tower is read out.
+    pub fn end_of_text(&self) -> u32 {
+        u32::from(self.inner.end_of_text().to_u16())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference ids of `../shared/MISSION.md` (OpenAI's tokenizer).
+    #[test]
+    fn openai_vocabulary_gives_the_reference_ids() {
+        let t = ClipTokenizer::openai(77);
+        assert_eq!(t.encode("a diagram"), [49406, 320, 22697, 49407]);
+        assert_eq!(
+            t.encode("a humanoid robot"),
+            [49406, 320, 3175, 14758, 8797, 49407]
+        );
+        assert_eq!(t.encode("A Humanoid   ROBOT"), t.encode("a humanoid robot"));
+        let long = t.encode(&"robot ".repeat(100));
+        assert_eq!(long.len(), 77);
+        assert_eq!((long[0], long[76]), (49406, 49407));
+    }
+}
