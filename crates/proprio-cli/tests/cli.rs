@@ -352,3 +352,43 @@ fn group_learner_settings_it_cannot_use_are_one_line_errors() {
         assert_one_line_error(&proprio(&full), needle);
     }
 }
+
+/// `proprio embed` on the tiny checkpoint prints transformers' logit; bad
+/// inputs are one line and exit 1.
+#[test]
+fn embed_prints_clip_embeddings_and_refuses_bad_inputs() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    let image = format!("{fixture}/images/noise.png");
+    let out = proprio(&[
+        "embed",
+        "--model",
+        fixture,
+        "--text",
+        "a diagram",
+        "--image",
+        &image,
+        "--json",
+    ]);
+    assert_success(&out);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["input_ids"][0],
+        serde_json::json!([998, 320, 570, 602, 559, 332, 999])
+    );
+    assert_eq!(report["text_embeds"][0].as_array().unwrap().len(), 16);
+    // transformers: logits_per_image[0][0] = 4.222069 (assets/clip-tiny/expected.json).
+    let logit = report["logits_per_image"][0][0].as_f64().unwrap();
+    assert!((logit - 4.222_069).abs() < 1e-4, "{logit}");
+    assert_one_line_error(
+        &proprio(&["embed", "--model", "/no/such/model", "--text", "x"]),
+        "not a model directory",
+    );
+    assert_one_line_error(
+        &proprio(&["embed", "--model", fixture]),
+        "at least one --text or --image",
+    );
+    assert_one_line_error(
+        &proprio(&["embed", "--model", fixture, "--image", "/no/such.png"]),
+        "/no/such.png",
+    );
+}
