@@ -64,16 +64,21 @@ pub fn frames_to_images(
         )));
     }
     let (w, h) = (width as u32, height as u32);
-    Ok(frames
+    frames
         .chunks_exact(frame)
-        .map(|f| match channels {
-            3 => RgbImage::from_raw(w, h, f.to_vec()).expect("sized above"),
-            _ => image::DynamicImage::ImageRgba8(
-                RgbaImage::from_raw(w, h, f.to_vec()).expect("sized above"),
-            )
-            .to_rgb8(),
+        .map(|f| {
+            let image = match channels {
+                3 => RgbImage::from_raw(w, h, f.to_vec()),
+                _ => RgbaImage::from_raw(w, h, f.to_vec())
+                    .map(|rgba| image::DynamicImage::ImageRgba8(rgba).to_rgb8()),
+            };
+            image.ok_or_else(|| {
+                RewardError::Input(format!(
+                    "frames: a {width}×{height} frame does not fit its bytes"
+                ))
+            })
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
