@@ -31,9 +31,13 @@ impl Attention {
         }
     }
 
-    /// `x` `[n, l, d]`; `causal`: position `q` reads keys `≤ q` only (the text tower).
-    fn forward(&self, x: Tensor<3>, causal: bool) -> Tensor<3> {
-        let [n, l, d] = x.dims();
+    /// `x` `[n·l, d]`: `n` sequences of `l` tokens, rows flattened so each
+    /// projection is one large matrix product (a `[n, l, d]` input would run
+    /// `n` small ones, packing the weights again for each); `causal`: position
+    /// `q` reads keys `≤ q` only (the text tower).
+    fn forward(&self, x: Tensor<2>, n: usize, causal: bool) -> Tensor<2> {
+        let [rows, d] = x.dims();
+        let l = rows / n;
         let split = |linear: &Linear| {
             linear
                 .forward(x.clone())
@@ -53,7 +57,7 @@ impl Attention {
             options,
         );
         self.out_proj
-            .forward(context.swap_dims(1, 2).reshape([n, l, d]))
+            .forward(context.swap_dims(1, 2).reshape([rows, d]))
     }
 }
 
@@ -67,7 +71,7 @@ pub struct FeedForward {
 }
 
 /// `activation` applied elementwise.
-pub fn activate(x: Tensor<3>, activation: Activation) -> Tensor<3> {
+pub fn activate<const D: usize>(x: Tensor<D>, activation: Activation) -> Tensor<D> {
     match activation {
         Activation::QuickGelu => x.clone() * sigmoid(x.mul_scalar(1.702)),
         Activation::Gelu => gelu(x),
@@ -134,14 +138,16 @@ impl Encoder {
 
     /// Runs every layer over `x` `[n, l, d]`.
     pub fn forward(&self, x: Tensor<3>, causal: bool) -> Tensor<3> {
-        self.layers.iter().fold(x, |x, layer| {
+        let [n, l, d] = x.dims();
+        let x = self.layers.iter().fold(x.reshape([n * l, d]), |x, layer| {
             let x = x.clone()
                 + layer
                     .self_attn
-                    .forward(layer.layer_norm1.forward(x), causal);
+                    .forward(layer.layer_norm1.forward(x), n, causal);
             let h = layer.layer_norm2.forward(x.clone());
             let h = activate(layer.mlp.fc1.forward(h), layer.mlp.activation);
             x + layer.mlp.fc2.forward(h)
-        })
+        });
+        x.reshape([n, l, d])
     }
 }
