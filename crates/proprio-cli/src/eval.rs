@@ -75,6 +75,8 @@ pub fn eval(args: &EvalArgs) -> CliResult {
             "std_return": std,
             "returns": returns,
             "success_rate": evaluation.success_rate,
+            "mean_model_return": evaluation.mean_model_return(),
+            "model_returns": evaluation.model_returns,
             "deterministic": !args.stochastic,
         });
         println!("{report}");
@@ -83,8 +85,12 @@ pub fn eval(args: &EvalArgs) -> CliResult {
             .success_rate
             .map(|r| format!(", success {:.1}%", 100.0 * r))
             .unwrap_or_default();
+        let model = evaluation
+            .mean_model_return()
+            .map(|m| format!(", reward model's return {m:.2}"))
+            .unwrap_or_default();
         println!(
-            "{}: mean return {mean:.2} ± {std:.2} over {} episodes{success} ({})",
+            "{}: mean return {mean:.2} ± {std:.2} over {} episodes{success}{model} ({})",
             policy.env().id,
             returns.len(),
             if args.stochastic {

@@ -7,6 +7,7 @@ mod eval;
 mod heap;
 mod input;
 mod record;
+mod reward_model;
 mod rollout;
 mod scripted;
 mod soak;
@@ -65,6 +66,9 @@ enum Command {
     Embed(embed::EmbedArgs),
     /// Measure CLIP image embeddings per second (a random ViT-B/32 without --model).
     BenchEmbed(embed::BenchEmbedArgs),
+    /// Train reward models (an in-domain CLIP: `fit-clip`).
+    #[command(subcommand)]
+    RewardModel(reward_model::RewardModelCommand),
     /// Open an env in the interactive viewer (or render it headless with --screenshot).
     #[cfg(feature = "viewer")]
     View(view::ViewArgs),
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
             | Command::Record(_)
             | Command::Embed(_)
             | Command::BenchEmbed(_)
+            | Command::RewardModel(_)
     ) {
         heap::keep_freed_memory();
     }
@@ -98,6 +103,7 @@ fn main() -> ExitCode {
         Command::Record(args) => record::run(&args),
         Command::Embed(args) => embed::embed(&args),
         Command::BenchEmbed(args) => embed::bench(&args),
+        Command::RewardModel(command) => reward_model::run(&command),
         #[cfg(feature = "viewer")]
         Command::View(args) => view::run(&args),
     };

@@ -53,6 +53,9 @@ pub struct RecordArgs {
     /// Overwrite --out if it exists.
     #[arg(long)]
     force: bool,
+    /// Bare frames, without the step/reward/success text (e.g. a RoboCLIP demonstration).
+    #[arg(long)]
+    no_overlay: bool,
 }
 
 pub fn run(args: &RecordArgs) -> CliResult {
@@ -77,6 +80,7 @@ pub fn run(args: &RecordArgs) -> CliResult {
         max_steps: args.max_steps,
         seed: args.seed,
         overwrite: args.force,
+        overlay: !args.no_overlay,
     };
     let n = options.num_envs();
     let fail = |e: proprio_learn::LearnError| Failure(e.to_string());

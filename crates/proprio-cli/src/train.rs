@@ -4,6 +4,7 @@ use crate::{CliResult, Failure, input};
 use clap::{Args, ValueEnum};
 use proprio::serde_json::{self, Map, Value};
 use proprio_learn::{Algo, Backend, EnvSource, TrainRequest};
+use proprio_reward::RewardConfig;
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -54,6 +55,11 @@ pub struct TrainArgs {
     /// checkpoint after every N env steps (as SB3's VecVideoRecorder).
     #[arg(long, value_name = "N")]
     video_every: Option<u64>,
+    /// A vision-language reward model (TOML: kind, model, goal, baseline,
+    /// alpha, weight, task_weight, demo, …) that replaces or joins the task's
+    /// reward; see docs/reward-models.md.
+    #[arg(long, value_name = "REWARD.toml", conflicts_with = "resume")]
+    reward: Option<PathBuf>,
 }
 
 fn overrides(set: &[String], total_steps: Option<u64>) -> Result<Map<String, Value>, Failure> {
@@ -84,6 +90,12 @@ pub fn run(args: &TrainArgs) -> CliResult {
                 algo,
                 env: EnvSource {
                     obs: args.obs.options(),
+                    reward: args
+                        .reward
+                        .as_deref()
+                        .map(RewardConfig::read)
+                        .transpose()
+                        .map_err(|e| Failure(e.to_string()))?,
                     ..EnvSource::new(env, input::config(args.config.as_deref())?, args.backend)
                 },
                 seed: args.seed,

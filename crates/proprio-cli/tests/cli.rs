@@ -392,3 +392,70 @@ fn embed_prints_clip_embeddings_and_refuses_bad_inputs() {
         "/no/such.png",
     );
 }
+
+/// `train --reward` with the tiny CLIP: the run trains on the model's reward,
+/// and `eval` reports the task's return and the model's under its own key;
+/// a bad reward config is one line. Skipped without a wgpu adapter unless
+/// `PROPRIO_REQUIRE_GPU` is set.
+#[test]
+fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
+    let dir = Scratch::new("cli-reward");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    let bad = write(&dir, "bad.toml", "kind = \"vlm-rm\"\nalpha = 0.3\n");
+    assert_one_line_error(
+        &proprio(&["train", "--env", "classic/cartpole-v1", "--reward", &bad]),
+        "needs goal",
+    );
+    let reward = write(
+        &dir,
+        "reward.toml",
+        &format!("kind = \"vlm-rm\"\nmodel = \"{fixture}\"\ngoal = \"a pole upright\"\n"),
+    );
+    let run = dir.join("run");
+    let out = proprio(&[
+        "train",
+        "--env",
+        "classic/cartpole-v1",
+        "--reward",
+        &reward,
+        "--total-steps",
+        "256",
+        "--set",
+        "num_envs=4",
+        "--set",
+        "num_steps=32",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("no GPU adapter") && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() {
+        eprintln!("skipped: {stderr}");
+        return;
+    }
+    assert_success(&out);
+    let out = proprio(&[
+        "eval",
+        "--checkpoint",
+        run.to_str().unwrap(),
+        "--episodes",
+        "3",
+        "--json",
+    ]);
+    assert_success(&out);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let returns = report["returns"].as_array().unwrap();
+    let model = report["model_returns"].as_array().unwrap();
+    assert_eq!((returns.len(), model.len()), (3, 3));
+    for (task, model) in returns.iter().zip(model) {
+        let (task, model) = (task.as_f64().unwrap(), model.as_f64().unwrap());
+        assert!(
+            task >= 1.0 && task.fract() == 0.0,
+            "cartpole's own return counts steps: {task}"
+        );
+        assert!(
+            model.abs() <= task + 1e-6 && model != task,
+            "VLM-RM pays |r| ≤ 1 a step: {model}"
+        );
+    }
+    assert!(report["mean_model_return"].is_number());
+}

@@ -32,8 +32,8 @@ pub use info::Info;
 pub use kernel::{Kernel, KernelEnv, KernelVecEnv, command};
 pub use pool::WorkerPool;
 pub use registry::{
-    Controller, EnvEntry, MAX_EPISODE_STEPS, MakeController, MakeEnv, MakeVecEnv, Registry,
-    split_config,
+    Caption, Controller, EnvEntry, MAX_EPISODE_STEPS, MakeController, MakeEnv, MakeVecEnv,
+    Registry, split_config,
 };
 pub use rng::{EnvRng, RandomActions, episode_rng};
 pub use scene::{Framing, Line, Pose, Scene, SceneCamera, Shape, Texture, Visual};

@@ -51,12 +51,18 @@ pub trait Controller: Send {
 /// Builds an env's scripted controller for envs of `spec`.
 pub type MakeController = Box<dyn Fn(&EnvSpec) -> Result<Box<dyn Controller>> + Send + Sync>;
 
+/// Describes a state observation in words (`None` when its layout is not the
+/// one the captions were written for): the captions an in-domain CLIP is
+/// trained on (`proprio reward-model fit-clip`).
+pub type Caption = fn(obs: &[f32]) -> Option<String>;
+
 struct Registered {
     entry: EnvEntry,
     default_config: Value,
     make: MakeEnv,
     make_vec: MakeVecEnv,
     controller: Option<MakeController>,
+    caption: Option<Caption>,
 }
 
 /// All known envs, by id.
@@ -182,6 +188,7 @@ impl Registry {
                 make,
                 make_vec,
                 controller: None,
+                caption: None,
             },
         );
     }
@@ -195,6 +202,25 @@ impl Registry {
         })?;
         registered.controller = Some(make);
         Ok(())
+    }
+
+    /// Registers how an already registered env's observations are captioned.
+    pub fn register_caption(&mut self, id: &str, caption: Caption) -> Result<()> {
+        let hint = self.closest(id);
+        let registered = self.envs.get_mut(id).ok_or_else(|| Error::UnknownEnv {
+            id: id.into(),
+            hint,
+        })?;
+        registered.caption = Some(caption);
+        Ok(())
+    }
+
+    /// How `id`'s observations are captioned.
+    pub fn caption(&self, id: &str) -> Result<Caption> {
+        self.get(id)?.caption.ok_or_else(|| Error::Config {
+            id: id.into(),
+            message: "this env has no captions of its states".into(),
+        })
     }
 
     /// The scripted controller of `id` for envs of `spec`.

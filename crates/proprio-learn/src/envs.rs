@@ -2,12 +2,13 @@
 
 use crate::error::{LearnError, Result};
 use crate::run::Progress;
-use proprio::render::ObsOptions;
+use proprio::render::{ObsOptions, inner_autoreset};
 use proprio::serde_json::Value;
 use proprio::wrappers::{
     ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RunningMeanStd,
 };
 use proprio::{AutoresetMode, Backend, EnvRng, Space, VecEnv, VecOptions};
+use proprio_reward::{MODEL_REWARD, RewardConfig, TASK_REWARD};
 use serde::{Deserialize, Serialize};
 
 /// Where an env comes from: registry id and config.
@@ -23,6 +24,9 @@ pub struct EnvSource {
     /// What the agent observes: the state or camera images (rendered offscreen), stacked or not.
     #[serde(default)]
     pub obs: ObsOptions,
+    /// A vision-language reward model replacing (or joining) the task's reward.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<RewardConfig>,
 }
 
 impl EnvSource {
@@ -33,6 +37,7 @@ impl EnvSource {
             config,
             backend,
             obs: ObsOptions::default(),
+            reward: None,
         }
     }
 
@@ -72,9 +77,33 @@ pub(crate) fn base(
     num_envs: usize,
     options: VecOptions,
 ) -> Result<Box<dyn VecEnv>> {
-    let venv =
-        proprio::make_vec_observed(&source.id, num_envs, &source.config, options, &source.obs)?;
-    let venv: Box<dyn VecEnv> = Box::new(RecordEpisodeStatistics::new(venv, 100));
+    // A model reward renders each step's last state before the env resets, so
+    // in same-step mode it resets finished envs itself.
+    let inner_options = match source.reward {
+        Some(_) => VecOptions {
+            autoreset: inner_autoreset(options.autoreset),
+            ..options
+        },
+        None => options,
+    };
+    let venv = proprio::make_vec_observed(
+        &source.id,
+        num_envs,
+        &source.config,
+        inner_options,
+        &source.obs,
+    )?;
+    // Statistics inside the reward model: `episode.return` stays the task's.
+    let mut venv: Box<dyn VecEnv> = Box::new(RecordEpisodeStatistics::new(venv, 100));
+    if let Some(reward) = &source.reward {
+        let device = burn::prelude::Device::flex();
+        venv = Box::new(proprio_reward::model_reward(
+            venv,
+            reward,
+            options.autoreset,
+            &device,
+        )?);
+    }
     Ok(match venv.spec().action_space {
         Space::Box { .. } => Box::new(ClipAction::new(venv)?),
         _ => venv,
@@ -185,6 +214,9 @@ pub struct Evaluation {
     pub returns: Vec<f64>,
     /// Fraction of episodes whose last `info` had `success` = 1 (envs that report it).
     pub success_rate: Option<f64>,
+    /// Each episode's return under the reward model, when one pays the reward
+    /// (`returns` are then the task's own).
+    pub model_returns: Option<Vec<f64>>,
 }
 
 impl Evaluation {
@@ -194,6 +226,15 @@ impl Evaluation {
         if let Some(rate) = self.success_rate {
             row.insert("eval_success".into(), Value::from(rate));
         }
+        if let Some(mean) = self.mean_model_return() {
+            row.insert("eval_model_return".into(), Value::from(mean));
+        }
+    }
+
+    /// Mean episode return under the reward model, if one paid the reward.
+    pub fn mean_model_return(&self) -> Option<f64> {
+        let returns = self.model_returns.as_ref()?;
+        Some(returns.iter().sum::<f64>() / returns.len().max(1) as f64)
     }
 
     /// Mean episode return.
@@ -247,8 +288,9 @@ pub fn evaluate_on(
     }
     let action_dim = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; episodes * action_dim];
-    let mut ends: Vec<Option<(f64, Option<f64>)>> = vec![None; episodes];
-    let mut returns = vec![0.0; episodes];
+    let mut ends: Vec<Option<(f64, f64, Option<f64>)>> = vec![None; episodes];
+    let (mut returns, mut model_returns) = (vec![0.0; episodes], vec![0.0; episodes]);
+    let mut modelled = false;
     venv.reset(Some(seed), None)?;
     while ends.iter().any(Option::is_none) {
         act(&venv.batch().obs, episodes, &mut actions)?;
@@ -256,18 +298,24 @@ pub fn evaluate_on(
         let b = venv.batch();
         for (i, slot) in ends.iter_mut().enumerate() {
             if slot.is_none() {
-                returns[i] += f64::from(b.reward[i]);
+                // Under a reward model the task's reward is in the info.
+                let info = &b.infos[i];
+                let task = info.get(TASK_REWARD);
+                modelled |= task.is_some();
+                returns[i] += task.unwrap_or(f64::from(b.reward[i]));
+                model_returns[i] += info.get(MODEL_REWARD).unwrap_or(0.0);
                 if b.done(i) {
-                    *slot = Some((returns[i], b.infos[i].get("success")));
+                    *slot = Some((returns[i], model_returns[i], info.get("success")));
                 }
             }
         }
     }
-    let ends: Vec<(f64, Option<f64>)> = ends.into_iter().flatten().collect();
-    let successes: Option<Vec<f64>> = ends.iter().map(|e| e.1).collect();
+    let ends: Vec<(f64, f64, Option<f64>)> = ends.into_iter().flatten().collect();
+    let successes: Option<Vec<f64>> = ends.iter().map(|e| e.2).collect();
     Ok(Evaluation {
         returns: ends.iter().map(|e| e.0).collect(),
         success_rate: successes
             .map(|s| s.iter().filter(|v| **v > 0.0).count() as f64 / s.len() as f64),
+        model_returns: modelled.then(|| ends.iter().map(|e| e.1).collect()),
     })
 }

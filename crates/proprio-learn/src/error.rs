@@ -11,6 +11,9 @@ pub enum LearnError {
     /// The environment refused something.
     #[error(transparent)]
     Env(#[from] proprio::Error),
+    /// The reward model could not be loaded or run.
+    #[error(transparent)]
+    Reward(#[from] proprio_reward::RewardError),
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

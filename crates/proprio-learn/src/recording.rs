@@ -34,6 +34,9 @@ pub struct RecordOptions {
     pub seed: u64,
     /// Replace an existing file.
     pub overwrite: bool,
+    /// Write step, reward and success on each picture (off: the bare frames,
+    /// e.g. a demonstration for a RoboCLIP reward).
+    pub overlay: bool,
 }
 
 impl RecordOptions {
@@ -200,6 +203,9 @@ impl Recorder<'_> {
     /// Env `i`'s current picture with its counters written on it.
     fn cell(&self, i: usize, cell: &Cell) -> Result<Vec<u8>> {
         let mut picture = self.frames.rgb(i).to_vec();
+        if !self.options.overlay {
+            return Ok(picture);
+        }
         let episodes = self.options.episodes;
         let mut lines = vec![
             format!(

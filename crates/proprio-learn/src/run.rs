@@ -286,6 +286,7 @@ impl Run {
             max_steps: 500,
             seed: self.info.seed.wrapping_add(1_000_003),
             overwrite: false,
+            overlay: true,
         };
         record_policy(&mut policy, &options, &path).map(|_| ())
     }

@@ -1,5 +1,6 @@
 //! Reward models that read pixels: CLIP in burn, loaded from the checkpoints
-//! people publish on the Hugging Face hub, for vision-language rewards.
+//! people publish on the Hugging Face hub, and the vision-language rewards
+//! built on it (VLM-RM, RoboCLIP), as a wrapper around any env that renders.
 //!
 //! ```no_run
 //! use proprio_reward::clip::ClipModel;
@@ -10,6 +11,19 @@
 //! ```
 
 pub mod clip;
+mod config;
 mod error;
+pub mod fit;
+mod make;
+mod roboclip;
+mod vlm_rm;
+mod wrapper;
 
+pub use config::{Pooling, RewardConfig, RewardKind};
 pub use error::{Result, RewardError};
+pub use make::{model_reward, reward_head};
+pub use roboclip::{RoboClip, read_video};
+pub use vlm_rm::VlmRm;
+pub use wrapper::{
+    MODEL_RETURN, MODEL_REWARD, Mix, ModelReward, RewardCost, RewardHead, TASK_REWARD,
+};

@@ -143,3 +143,26 @@ impl Task for CartPole {
         scene.step_seconds = Some(TAU as f32);
     }
 }
+
+/// A caption of a cart-pole observation `[x, x_dot, theta, theta_dot]`: how
+/// far the pole leans and where the cart is, in the words an in-domain CLIP
+/// is trained on (`proprio reward-model fit-clip`). Positive angles lean
+/// towards +x, which the default camera shows on the right.
+pub fn caption(obs: &[f32]) -> Option<String> {
+    let &[x, _, theta, _] = obs else {
+        return None;
+    };
+    let degrees = theta.to_degrees();
+    let side = if degrees < 0.0 { "left" } else { "right" };
+    let pole = match degrees.abs() {
+        d if d < 2.0 => "a pole balanced upright".to_string(),
+        d if d < 7.0 => format!("a pole leaning slightly to the {side}"),
+        _ => format!("a pole leaning far to the {side}"),
+    };
+    let cart = match x {
+        x if x < -1.2 => "near the left end of the track",
+        x if x > 1.2 => "near the right end of the track",
+        _ => "in the middle of the track",
+    };
+    Some(format!("{pole} on a cart {cart}"))
+}

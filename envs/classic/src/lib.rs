@@ -16,8 +16,11 @@ pub use pendulum::Pendulum;
 
 use proprio_core::Registry;
 
-/// Registers `classic/cartpole-v1` and `classic/pendulum-v1`.
+/// Registers `classic/cartpole-v1` (with its captions) and `classic/pendulum-v1`.
 pub fn register(registry: &mut Registry) {
     registry.register_task::<CartPole>(cartpole::ENTRY);
     registry.register_task::<Pendulum>(pendulum::ENTRY);
+    registry
+        .register_caption(cartpole::ENTRY.id, cartpole::caption)
+        .expect("cartpole was registered on the line above");
 }

@@ -3,11 +3,11 @@
 //! transformers' (`CLIPTextConfig`, `CLIPVisionConfig`: ViT-B/32).
 
 use crate::{Result, RewardError};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The non-linearity of the transformers' MLPs (`hidden_act`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Activation {
     /// `x·σ(1.702x)`, OpenAI's CLIP.
     #[serde(rename = "quick_gelu")]
@@ -21,7 +21,7 @@ pub enum Activation {
 }
 
 /// The text transformer (`text_config`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TextConfig {
     pub vocab_size: usize,
@@ -51,7 +51,7 @@ impl Default for TextConfig {
 }
 
 /// The vision transformer (`vision_config`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VisionConfig {
     pub hidden_size: usize,
@@ -83,7 +83,7 @@ impl Default for VisionConfig {
 }
 
 /// A whole CLIP model (`CLIPConfig`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClipConfig {
     /// `clip` (the only architecture implemented here).
     #[serde(default = "clip")]

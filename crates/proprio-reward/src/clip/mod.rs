@@ -17,7 +17,8 @@ pub use tokenizer::ClipTokenizer;
 use crate::{Result, RewardError};
 use burn::prelude::*;
 use image::RgbImage;
-use load::{backend, id_matrix};
+pub(crate) use load::backend;
+use load::id_matrix;
 use std::path::{Path, PathBuf};
 
 /// Where `proprio embed` and the reward wrappers look for a model when none is given.
@@ -152,17 +153,7 @@ impl ClipModel {
         if texts.is_empty() {
             return Err(RewardError::Input("no texts to embed".into()));
         }
-        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenize(t)).collect();
-        let width = ids.iter().map(Vec::len).max().unwrap_or(0);
-        let pad = i64::from(self.tokenizer.end_of_text());
-        let flat: Vec<i64> = ids
-            .iter()
-            .flat_map(|row| {
-                let padding = std::iter::repeat_n(pad, width - row.len());
-                row.iter().map(|&id| i64::from(id)).chain(padding)
-            })
-            .collect();
-        let eot: Vec<usize> = ids.iter().map(|row| row.len() - 1).collect();
+        let (flat, width, eot) = self.tokenizer.batch(texts);
         let ids = id_matrix(flat, texts.len(), width, &self.device);
         self.finish(self.model.text_features(ids, &eot))
     }

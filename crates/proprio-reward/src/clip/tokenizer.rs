@@ -63,6 +63,23 @@ impl ClipTokenizer {
             .collect()
     }
 
+    /// Token rows of `texts`, padded to the longest with `<end_of_text>`:
+    /// `(ids row-major, row width, position of each row's end-of-text token)`.
+    pub fn batch(&self, texts: &[&str]) -> (Vec<i64>, usize, Vec<usize>) {
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.encode(t)).collect();
+        let width = ids.iter().map(Vec::len).max().unwrap_or(0);
+        let pad = i64::from(self.end_of_text());
+        let flat = ids
+            .iter()
+            .flat_map(|row| {
+                let padding = std::iter::repeat_n(pad, width - row.len());
+                row.iter().map(|&id| i64::from(id)).chain(padding)
+            })
+            .collect();
+        let eot = ids.iter().map(|row| row.len() - 1).collect();
+        (flat, width, eot)
+    }
+
     /// The id of `<end_of_text>`, where the text tower is read out.
     pub fn end_of_text(&self) -> u32 {
         u32::from(self.inner.end_of_text().to_u16())

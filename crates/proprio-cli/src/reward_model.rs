@@ -1,0 +1,102 @@
+//! `proprio reward-model fit-clip`: an in-domain CLIP trained on an env's own
+//! frames and captions, saved where `--reward` configs can point.
+
+use crate::{CliResult, Failure, input};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use proprio::serde_json::json;
+use proprio_reward::fit::{Collect, FitConfig, collect, fit, save};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Subcommand)]
+pub enum RewardModelCommand {
+    /// Train a small CLIP contrastively on an env's rendered frames and the
+    /// captions of their states; saved in the Hugging Face layout.
+    FitClip(FitClipArgs),
+}
+
+#[derive(Args)]
+pub struct FitClipArgs {
+    /// Environment id (its family must caption its states, e.g. classic/cartpole-v1).
+    #[arg(long)]
+    env: String,
+    /// New directory for the model (never overwritten).
+    #[arg(long)]
+    out: PathBuf,
+    /// Env config as inline JSON or a JSON file.
+    #[arg(long)]
+    config: Option<String>,
+    /// Frames to render and caption (random actions, a tenth held out).
+    #[arg(long, default_value_t = 8192)]
+    frames: usize,
+    /// Adam steps.
+    #[arg(long, default_value_t = FitConfig::default().steps)]
+    steps: usize,
+    /// Side of the model's square input, pixels.
+    #[arg(long, default_value_t = FitConfig::default().image_size)]
+    image_size: usize,
+    /// Camera the frames are seen through (the reward config must name the same).
+    #[arg(long, default_value = "default")]
+    camera: String,
+    /// Seed of the frames, the weights and the minibatches.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn run(command: &RewardModelCommand) -> CliResult {
+    let RewardModelCommand::FitClip(args) = command;
+    let fail = |e: proprio_reward::RewardError| Failure(e.to_string());
+    if args.out.exists() {
+        return Err(Failure(format!(
+            "{} already exists; choose a new directory",
+            args.out.display()
+        )));
+    }
+    let cfg = FitConfig {
+        steps: args.steps,
+        image_size: args.image_size,
+        seed: args.seed,
+        ..FitConfig::default()
+    };
+    let env_config = input::config(args.config.as_deref())?;
+    let start = Instant::now();
+    let data = collect(&Collect {
+        env: &args.env,
+        config: &env_config,
+        camera: &args.camera,
+        side: u32::try_from(cfg.image_size)
+            .map_err(|_| Failure("--image-size is too large".into()))?,
+        frames: args.frames,
+        num_envs: 64,
+        seed: args.seed,
+    })
+    .map_err(fail)?;
+    let collected = start.elapsed().as_secs_f64();
+    let bar = ProgressBar::new(cfg.steps as u64).with_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} steps, loss {msg} ({elapsed})")
+            .map_err(|e| Failure(e.to_string()))?,
+    );
+    let (model, report) = fit(&data, &cfg, |_, loss| {
+        bar.inc(1);
+        bar.set_message(format!("{loss:.3}"));
+    })
+    .map_err(fail)?;
+    bar.finish_and_clear();
+    let summary = json!({
+        "env": args.env,
+        "camera": args.camera,
+        "frames": data.len(),
+        "captions": data.captions,
+        "steps": cfg.steps,
+        "final_loss": report.final_loss,
+        "holdout_frames": report.holdout_frames,
+        "holdout_accuracy": report.holdout_accuracy,
+        "majority_accuracy": report.majority_accuracy,
+        "collect_seconds": collected,
+        "seconds": start.elapsed().as_secs_f64(),
+    });
+    save(&model, &cfg, &args.out, summary.clone()).map_err(fail)?;
+    println!("{summary}");
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! Frames of an env with captions of the states they show: what an in-domain
+//! CLIP learns from. Envs take random actions (each from its own stream, so
+//! the data set does not depend on the batch size); every frame is rendered
+//! at the model's input size and captioned by the env family's own words.
+
+use crate::{Result, RewardError};
+use proprio::render::{Frames, RenderConfig, Renderer};
+use proprio::serde_json::Value;
+use proprio::{AutoresetMode, RandomActions, Scene, VecEnv, VecOptions};
+
+/// Captioned frames: `images` `[n × side × side × 3]` u8, `labels[i]` indexes `captions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Captioned {
+    /// Side of the square frames, pixels.
+    pub side: usize,
+    /// RGB bytes, frame after frame.
+    pub images: Vec<u8>,
+    /// The distinct captions, sorted.
+    pub captions: Vec<String>,
+    /// The caption of each frame.
+    pub labels: Vec<usize>,
+}
+
+impl Captioned {
+    /// Number of frames.
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Whether there are no frames.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// Frame `i`'s bytes.
+    pub fn image(&self, i: usize) -> &[u8] {
+        let n = self.side * self.side * 3;
+        &self.images[i * n..(i + 1) * n]
+    }
+}
+
+/// What to render and how many frames.
+#[derive(Debug, Clone)]
+pub struct Collect<'a> {
+    /// Registry id.
+    pub env: &'a str,
+    /// Env config.
+    pub config: &'a Value,
+    /// Camera the frames are seen through.
+    pub camera: &'a str,
+    /// Side of the frames (the model's input size).
+    pub side: u32,
+    /// Frames to collect.
+    pub frames: usize,
+    /// Envs stepped side by side.
+    pub num_envs: usize,
+    /// Seed of the envs and of their random actions.
+    pub seed: u64,
+}
+
+/// Steps `c.num_envs` envs with random actions and keeps every env's frame
+/// and caption after each step until `c.frames` are collected.
+pub fn collect(c: &Collect) -> Result<Captioned> {
+    let env_error = |e: proprio::Error| RewardError::Input(e.to_string());
+    let registry = proprio::registry();
+    let caption = registry.caption(c.env).map_err(env_error)?;
+    let options = VecOptions {
+        autoreset: AutoresetMode::NextStep,
+        threads: Some(1),
+        ..VecOptions::default()
+    };
+    let n = c.num_envs.clamp(1, c.frames.max(1));
+    let mut venv = registry
+        .make_vec(c.env, n, c.config, options)
+        .map_err(env_error)?;
+    let mut renderer = Renderer::new(RenderConfig {
+        width: c.side,
+        height: c.side,
+        floor: true,
+    })
+    .map_err(|e| RewardError::Backend(e.to_string()))?;
+    let space = venv.spec().action_space.clone();
+    let mut random = RandomActions::new(c.seed, n);
+    let mut actions = vec![0.0; n * space.flat_dim()];
+    let (mut scenes, mut frames) = (vec![Scene::default(); n], Frames::default());
+    let mut texts: Vec<String> = Vec::with_capacity(c.frames);
+    let mut images = Vec::with_capacity(c.frames * (c.side as usize).pow(2) * 3);
+    venv.reset(Some(c.seed), None).map_err(env_error)?;
+    while texts.len() < c.frames {
+        random.sample(&space, &mut actions);
+        venv.step(&actions).map_err(env_error)?;
+        for (i, scene) in scenes.iter_mut().enumerate() {
+            venv.scene(i, scene).map_err(env_error)?;
+        }
+        renderer
+            .render(&scenes, c.camera, false, &mut frames)
+            .map_err(|e| RewardError::Input(e.to_string()))?;
+        for i in 0..n.min(c.frames - texts.len()) {
+            let text = caption(venv.batch().obs(i)).ok_or_else(|| {
+                RewardError::Input(format!(
+                    "{}: its captions are written for the default observation layout; \
+                     fit the model on the default config",
+                    c.env
+                ))
+            })?;
+            texts.push(text);
+            images.extend_from_slice(frames.rgb(i));
+        }
+    }
+    let mut captions = texts.clone();
+    captions.sort();
+    captions.dedup();
+    let labels = texts
+        .iter()
+        .map(|t| captions.binary_search(t).unwrap_or_default())
+        .collect();
+    Ok(Captioned {
+        side: c.side as usize,
+        images,
+        captions,
+        labels,
+    })
+}

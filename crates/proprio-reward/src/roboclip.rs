@@ -1,0 +1,187 @@
+//! RoboCLIP (Sontakke et al. 2023): one reward per episode, at its end — the
+//! similarity of the episode's video embedding to a single demonstration's.
+//! With an image model (CLIP) the video embedding is a pooling of the frame
+//! embeddings; the demonstration is a video (its frames pooled the same way)
+//! or a text.
+
+use crate::clip::{ClipModel, Embeddings};
+use crate::config::Pooling;
+use crate::wrapper::RewardHead;
+use crate::{Result, RewardError};
+use image::{AnimationDecoder, RgbImage};
+use std::path::Path;
+
+/// The RoboCLIP reward head: zero on every step but an episode's last.
+pub struct RoboClip {
+    demo: Vec<f32>,
+    pooling: Pooling,
+    /// Per env: the running sum (mean pooling) or the last frame's embedding.
+    pooled: Vec<f32>,
+}
+
+impl RoboClip {
+    /// A head comparing episodes with the unit embedding `demo`, for `num_envs` envs.
+    pub fn new(demo: Vec<f32>, pooling: Pooling, num_envs: usize) -> Result<Self> {
+        let norm = demo.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if demo.is_empty() || !(norm > 1e-6 && norm.is_finite()) {
+            return Err(RewardError::Input(
+                "the demonstration's embedding is empty or zero".into(),
+            ));
+        }
+        let dim = demo.len();
+        Ok(Self {
+            demo: demo.iter().map(|x| x / norm).collect(),
+            pooling,
+            pooled: vec![0.0; num_envs * dim],
+        })
+    }
+
+    /// The demonstration's embedding: its frames embedded and pooled as
+    /// `pooling` says, then scaled to unit length.
+    pub fn embed_video(
+        clip: &ClipModel,
+        frames: &[RgbImage],
+        pooling: Pooling,
+    ) -> Result<Vec<f32>> {
+        let chosen = match pooling {
+            Pooling::Mean => frames,
+            Pooling::Last => &frames[frames.len().saturating_sub(1)..],
+        };
+        let embeddings = clip.embed_images(chosen)?;
+        Ok(mean_row(&embeddings))
+    }
+}
+
+/// The mean of the rows of `embeddings`.
+fn mean_row(embeddings: &Embeddings) -> Vec<f32> {
+    let mut mean = vec![0.0; embeddings.dim];
+    for k in 0..embeddings.len() {
+        for (m, v) in mean.iter_mut().zip(embeddings.row(k)) {
+            *m += v / embeddings.len() as f32;
+        }
+    }
+    mean
+}
+
+/// The frames of a demonstration: an animated GIF, or a folder of PNG images
+/// taken in the order of their file names.
+pub fn read_video(path: &Path) -> Result<Vec<RgbImage>> {
+    let frames: Vec<RgbImage> = if path.is_dir() {
+        let mut files: Vec<_> = std::fs::read_dir(path)
+            .map_err(|e| RewardError::io(path, e))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")))
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|f| {
+                image::open(f)
+                    .map(|i| i.to_rgb8())
+                    .map_err(|e| RewardError::io(f, e))
+            })
+            .collect::<Result<_>>()?
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| RewardError::io(path, e))?;
+        let decoder = image::codecs::gif::GifDecoder::new(std::io::BufReader::new(file))
+            .map_err(|e| RewardError::io(path, format!("not a GIF video: {e}")))?;
+        decoder
+            .into_frames()
+            .map(|f| {
+                f.map(|f| image::DynamicImage::ImageRgba8(f.into_buffer()).to_rgb8())
+                    .map_err(|e| RewardError::io(path, e))
+            })
+            .collect::<Result<_>>()?
+    };
+    if frames.is_empty() {
+        return Err(RewardError::io(
+            path,
+            "the demonstration has no frames (a GIF, or a folder of PNG files)",
+        ));
+    }
+    Ok(frames)
+}
+
+impl RewardHead for RoboClip {
+    fn rewards(&mut self, embeddings: &Embeddings, envs: &[usize], done: &[bool], out: &mut [f32]) {
+        let dim = self.demo.len();
+        for (k, &i) in envs.iter().enumerate() {
+            let pooled = &mut self.pooled[i * dim..(i + 1) * dim];
+            let row = embeddings.row(k);
+            match self.pooling {
+                Pooling::Mean => pooled.iter_mut().zip(row).for_each(|(p, v)| *p += v),
+                Pooling::Last => pooled.copy_from_slice(row),
+            }
+            out[k] = if done[k] {
+                let norm = pooled.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+                pooled
+                    .iter()
+                    .zip(&self.demo)
+                    .map(|(p, d)| p * d)
+                    .sum::<f32>()
+                    / norm
+            } else {
+                0.0
+            };
+        }
+    }
+
+    fn restart(&mut self, env: usize) {
+        let dim = self.demo.len();
+        self.pooled[env * dim..(env + 1) * dim].fill(0.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn embeddings(rows: &[[f32; 2]]) -> Embeddings {
+        Embeddings {
+            dim: 2,
+            values: rows.iter().flatten().copied().collect(),
+        }
+    }
+
+    #[test]
+    fn zero_until_the_last_step_then_the_pooled_similarity() {
+        let mut head = RoboClip::new(vec![1.0, 0.0], Pooling::Mean, 2).unwrap();
+        let mut out = [9.0; 2];
+        head.rewards(
+            &embeddings(&[[0.0, 1.0], [1.0, 0.0]]),
+            &[0, 1],
+            &[false, false],
+            &mut out,
+        );
+        assert_eq!(out, [0.0, 0.0]);
+        // Env 0 ends on (1, 0): its frames (0, 1) and (1, 0) pool to (0.5, 0.5),
+        // whose cosine with the demo (1, 0) is 1/√2.
+        head.rewards(
+            &embeddings(&[[1.0, 0.0], [0.0, 1.0]]),
+            &[0, 1],
+            &[true, false],
+            &mut out,
+        );
+        assert!((out[0] - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        assert_eq!(out[1], 0.0);
+        // Env 0 was restarted: its next episode of one frame (1, 0) scores 1.
+        head.restart(0);
+        head.rewards(&embeddings(&[[1.0, 0.0]]), &[0], &[true], &mut out);
+        assert!((out[0] - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn last_pooling_scores_the_final_frame_only() {
+        let mut head = RoboClip::new(vec![0.0, 2.0], Pooling::Last, 1).unwrap();
+        let mut out = [0.0];
+        head.rewards(&embeddings(&[[1.0, 0.0]]), &[0], &[false], &mut out);
+        head.rewards(&embeddings(&[[0.6, 0.8]]), &[0], &[true], &mut out);
+        assert!((out[0] - 0.8).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_zero_demo_is_an_error() {
+        assert!(RoboClip::new(vec![0.0, 0.0], Pooling::Mean, 1).is_err());
+        assert!(RoboClip::new(vec![], Pooling::Mean, 1).is_err());
+    }
+}

@@ -1,0 +1,315 @@
+//! `ModelReward`: pays a vision-language model's reward on any env that
+//! renders. After each step the whole batch is rendered in one call, embedded
+//! in one CLIP pass, and scored by a [`RewardHead`]; the task's own reward
+//! stays in each step's info (`task_reward`), and its success key is untouched.
+
+use crate::clip::{ClipModel, Embeddings};
+use crate::{Result, RewardError};
+use proprio::render::{Frames, RenderConfig, Renderer, inner_autoreset};
+use proprio::{AutoresetMode, Batch, EnvSpec, Error, ResetOptions, Scene, State, VecEnv};
+use std::time::Instant;
+
+/// Info key: the task's own reward of the step.
+pub const TASK_REWARD: &str = "task_reward";
+/// Info key: the model's reward of the step (before weighting).
+pub const MODEL_REWARD: &str = "model_reward";
+/// Info key, on the step an episode ends: the sum of its model rewards.
+pub const MODEL_RETURN: &str = "model.return";
+
+/// Turns a batch of frame embeddings into model rewards.
+pub trait RewardHead: Send {
+    /// Writes the model reward of each env in `envs` into `out` (same order);
+    /// row `k` of `embeddings` is the frame env `envs[k]` shows after this
+    /// step, and `done[k]` says whether its episode ended with it.
+    fn rewards(&mut self, embeddings: &Embeddings, envs: &[usize], done: &[bool], out: &mut [f32]);
+
+    /// Forgets what the head kept of env `env`'s episode (it was reset or restored).
+    fn restart(&mut self, env: usize);
+}
+
+/// Time spent on the model's reward since the wrapper was made.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RewardCost {
+    /// Batches scored.
+    pub batches: u64,
+    /// Frames rendered and embedded.
+    pub frames: u64,
+    /// Seconds spent drawing scenes and rendering them.
+    pub render_seconds: f64,
+    /// Seconds spent in the model (preprocessing included) and the head.
+    pub embed_seconds: f64,
+}
+
+/// Mixes what a reward model pays with the task's reward:
+/// `reward = weight · model + task_weight · task`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mix {
+    /// Weight of the model's reward.
+    pub weight: f32,
+    /// Weight of the task's reward.
+    pub task_weight: f32,
+}
+
+/// A vector env whose reward is (partly) a vision-language model's.
+///
+/// Same-step autoreset needs the frame of the last state before the reset, so
+/// for it the inner env runs with autoreset disabled and this wrapper resets
+/// finished envs itself, after scoring them (as `PixelObs` does).
+pub struct ModelReward<V> {
+    inner: V,
+    autoreset: AutoresetMode,
+    batch: Batch,
+    clip: ClipModel,
+    head: Box<dyn RewardHead>,
+    mix: Mix,
+    renderer: Renderer,
+    camera: String,
+    scenes: Vec<Scene>,
+    frames: Frames,
+    /// Envs whose previous step ended an episode (next-step mode: this step only resets them).
+    resetting: Vec<bool>,
+    stepped: Vec<usize>,
+    done: Vec<bool>,
+    scores: Vec<f32>,
+    model_return: Vec<f64>,
+    finished: Vec<bool>,
+    cost: RewardCost,
+}
+
+impl<V: VecEnv> ModelReward<V> {
+    /// Wraps `inner` (which must run with [`inner_autoreset`] of `autoreset`),
+    /// looking through `camera` at the model's input size.
+    pub fn new(
+        inner: V,
+        clip: ClipModel,
+        head: Box<dyn RewardHead>,
+        mix: Mix,
+        camera: &str,
+        autoreset: AutoresetMode,
+    ) -> Result<Self> {
+        let expected = inner_autoreset(autoreset);
+        if inner.autoreset_mode() != expected {
+            return Err(RewardError::Input(format!(
+                "a model reward with {autoreset} autoreset needs an inner env with {expected} autoreset, not {}",
+                inner.autoreset_mode()
+            )));
+        }
+        let side = clip.config().vision_config.image_size as u32;
+        let renderer = Renderer::new(RenderConfig {
+            width: side,
+            height: side,
+            floor: true,
+        })
+        .map_err(|e| RewardError::Backend(e.to_string()))?;
+        let n = inner.num_envs();
+        let batch =
+            Batch::new(n, inner.batch().obs_dim).map_err(|e| RewardError::Input(e.to_string()))?;
+        Ok(Self {
+            inner,
+            autoreset,
+            batch,
+            clip,
+            head,
+            mix,
+            renderer,
+            camera: camera.into(),
+            scenes: vec![Scene::default(); n],
+            frames: Frames::default(),
+            resetting: vec![false; n],
+            stepped: Vec::with_capacity(n),
+            done: Vec::with_capacity(n),
+            scores: Vec::with_capacity(n),
+            model_return: vec![0.0; n],
+            finished: vec![false; n],
+            cost: RewardCost::default(),
+        })
+    }
+
+    /// Time spent rendering and embedding so far.
+    pub fn cost(&self) -> RewardCost {
+        self.cost
+    }
+
+    /// The CLIP model scoring the frames.
+    pub fn model(&self) -> &ClipModel {
+        &self.clip
+    }
+
+    /// Renders and embeds the envs in `self.stepped`, and writes their mixed rewards.
+    fn score(&mut self) -> proprio::Result<()> {
+        let envs = &self.stepped;
+        if envs.is_empty() {
+            return Ok(());
+        }
+        let start = Instant::now();
+        for &i in envs {
+            self.inner.scene(i, &mut self.scenes[i])?;
+        }
+        self.renderer.render_envs(
+            &self.scenes,
+            envs.iter().copied(),
+            &self.camera,
+            false,
+            &mut self.frames,
+        )?;
+        let rendered = Instant::now();
+        let (side, count) = (self.frames.width as usize, envs.len());
+        let embeddings = self
+            .clip
+            .embed_frames(&self.frames.rgb, count, side, side, 3)
+            .map_err(|e| Error::Backend(e.to_string()))?;
+        self.scores.resize(count, 0.0);
+        self.head
+            .rewards(&embeddings, envs, &self.done, &mut self.scores);
+        let embedded = Instant::now();
+        self.cost.batches += 1;
+        self.cost.frames += count as u64;
+        self.cost.render_seconds += (rendered - start).as_secs_f64();
+        self.cost.embed_seconds += (embedded - rendered).as_secs_f64();
+        for (k, &i) in envs.iter().enumerate() {
+            let (model, task) = (self.scores[k], self.batch.reward[i]);
+            if !model.is_finite() {
+                return Err(Error::Backend(format!(
+                    "the reward model gave env {i} a non-finite reward"
+                )));
+            }
+            self.batch.reward[i] = self.mix.weight * model + self.mix.task_weight * task;
+            let info = &mut self.batch.infos[i];
+            info.set(TASK_REWARD, f64::from(task));
+            info.set(MODEL_REWARD, f64::from(model));
+            self.model_return[i] += f64::from(model);
+            if self.done[k] {
+                info.set(MODEL_RETURN, self.model_return[i]);
+                self.model_return[i] = 0.0;
+                self.head.restart(i);
+            }
+        }
+        Ok(())
+    }
+
+    /// Same-step autoreset: keeps each finished env's last observation and
+    /// info, then resets it (its reward and flags stay those of the last step).
+    fn reset_finished(&mut self) -> proprio::Result<()> {
+        let d = self.batch.obs_dim;
+        let mut any = false;
+        for i in 0..self.finished.len() {
+            self.finished[i] = self.batch.done(i);
+            if self.finished[i] {
+                any = true;
+                let b = &mut self.batch;
+                b.final_obs[i * d..(i + 1) * d].copy_from_slice(&b.obs[i * d..(i + 1) * d]);
+                b.final_infos[i].clone_from(&b.infos[i]);
+                b.has_final[i] = true;
+            }
+        }
+        if !any {
+            return Ok(());
+        }
+        self.inner.reset_envs(&self.finished, None)?;
+        let inner = self.inner.batch();
+        for i in (0..self.finished.len()).filter(|&i| self.finished[i]) {
+            self.batch.obs[i * d..(i + 1) * d].copy_from_slice(inner.obs(i));
+            self.batch.infos[i].clone_from(&inner.infos[i]);
+        }
+        Ok(())
+    }
+
+    fn restart(&mut self, which: impl Fn(usize) -> bool) {
+        for i in (0..self.model_return.len()).filter(|&i| which(i)) {
+            self.model_return[i] = 0.0;
+            self.resetting[i] = false;
+            self.head.restart(i);
+        }
+    }
+
+    fn copy_inner(&mut self) {
+        let inner = self.inner.batch();
+        self.batch.obs.copy_from_slice(&inner.obs);
+        self.batch.copy_outcome(inner);
+        if self.autoreset == AutoresetMode::NextStep {
+            self.batch.final_obs.copy_from_slice(&inner.final_obs);
+        }
+    }
+}
+
+impl<V: VecEnv> VecEnv for ModelReward<V> {
+    fn spec(&self) -> &EnvSpec {
+        self.inner.spec()
+    }
+
+    fn num_envs(&self) -> usize {
+        self.inner.num_envs()
+    }
+
+    fn autoreset_mode(&self) -> AutoresetMode {
+        self.autoreset
+    }
+
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> proprio::Result<()> {
+        self.inner.reset(seed, options)?;
+        self.copy_inner();
+        self.restart(|_| true);
+        Ok(())
+    }
+
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> proprio::Result<()> {
+        self.inner.reset_envs(mask, options)?;
+        let d = self.batch.obs_dim;
+        let inner = self.inner.batch();
+        for i in (0..mask.len()).filter(|&i| mask[i]) {
+            self.batch.obs[i * d..(i + 1) * d].copy_from_slice(inner.obs(i));
+            self.batch.copy_reset_outcome(i, inner);
+        }
+        self.restart(|i| mask[i]);
+        Ok(())
+    }
+
+    fn step(&mut self, actions: &[f32]) -> proprio::Result<()> {
+        self.inner.step(actions)?;
+        self.copy_inner();
+        self.stepped.clear();
+        self.done.clear();
+        for i in 0..self.resetting.len() {
+            if std::mem::take(&mut self.resetting[i]) {
+                // Next-step mode: this step only started env i's next episode.
+                continue;
+            }
+            let done = self.batch.done(i);
+            self.stepped.push(i);
+            self.done.push(done);
+            self.resetting[i] = done && self.autoreset == AutoresetMode::NextStep;
+        }
+        self.score()?;
+        if self.autoreset == AutoresetMode::SameStep {
+            self.reset_finished()?;
+        }
+        Ok(())
+    }
+
+    fn batch(&self) -> &Batch {
+        &self.batch
+    }
+
+    fn batch_mut(&mut self) -> &mut Batch {
+        &mut self.batch
+    }
+
+    fn snapshot(&self, env: usize) -> proprio::Result<State> {
+        self.inner.snapshot(env)
+    }
+
+    fn restore(&mut self, state: &State, envs: &[usize]) -> proprio::Result<()> {
+        self.inner.restore(state, envs)?;
+        let d = self.batch.obs_dim;
+        let inner = self.inner.batch();
+        for &i in envs {
+            self.batch.obs[i * d..(i + 1) * d].copy_from_slice(inner.obs(i));
+        }
+        self.restart(|i| envs.contains(&i));
+        Ok(())
+    }
+
+    fn scene(&self, env: usize, scene: &mut Scene) -> proprio::Result<()> {
+        self.inner.scene(env, scene)
+    }
+}

@@ -1,0 +1,171 @@
+//! The reward wrapper on a real env with the tiny fixture CLIP: rewards are
+//! the model's scores of the frames the env shows, mixed with the task's as
+//! configured; the task's reward stays in the info; same-step autoreset keeps
+//! the last observation. Skipped without any wgpu adapter, unless
+//! `PROPRIO_REQUIRE_GPU` is set.
+
+use burn::prelude::Device;
+use proprio::render::{Frames, RenderConfig, Renderer, inner_autoreset};
+use proprio::serde_json::Value;
+use proprio::{AutoresetMode, Scene, VecEnv, VecOptions};
+use proprio_reward::clip::ClipModel;
+use proprio_reward::{
+    MODEL_RETURN, MODEL_REWARD, ModelReward, RewardConfig, RewardKind, TASK_REWARD, VlmRm,
+    model_reward,
+};
+use std::path::PathBuf;
+
+fn tiny() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/clip-tiny")
+}
+
+fn config(weight: f32, task_weight: f32) -> RewardConfig {
+    RewardConfig {
+        kind: RewardKind::VlmRm,
+        model: Some(tiny()),
+        goal: Some("a pole balanced upright".into()),
+        baseline: Some("a pole".into()),
+        alpha: 0.5,
+        demo: None,
+        demo_text: None,
+        pooling: Default::default(),
+        camera: "default".into(),
+        weight,
+        task_weight,
+    }
+}
+
+fn cartpoles(
+    n: usize,
+    autoreset: AutoresetMode,
+    reward: &RewardConfig,
+) -> Option<ModelReward<Box<dyn VecEnv>>> {
+    let options = VecOptions {
+        autoreset: inner_autoreset(autoreset),
+        threads: Some(1),
+        ..VecOptions::default()
+    };
+    let inner = proprio::make_vec("classic/cartpole-v1", n, &Value::Null, options).unwrap();
+    match model_reward(inner, reward, autoreset, &Device::flex()) {
+        Ok(v) => Some(v),
+        Err(e)
+            if e.to_string().starts_with("no GPU adapter")
+                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
+        {
+            eprintln!("skipped: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The VLM-RM scores of what env `i` of `venv` shows now, computed without the wrapper.
+fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig) -> Vec<f32> {
+    let clip = ClipModel::load(&tiny(), &Device::flex()).unwrap();
+    let side = clip.config().vision_config.image_size as u32;
+    let mut renderer = Renderer::new(RenderConfig {
+        width: side,
+        height: side,
+        floor: true,
+    })
+    .unwrap();
+    let mut scenes = vec![Scene::default(); venv.num_envs()];
+    for (i, scene) in scenes.iter_mut().enumerate() {
+        venv.scene(i, scene).unwrap();
+    }
+    let mut frames = Frames::default();
+    renderer
+        .render(&scenes, "default", false, &mut frames)
+        .unwrap();
+    let images = clip
+        .embed_frames(&frames.rgb, scenes.len(), side as usize, side as usize, 3)
+        .unwrap();
+    let texts = clip
+        .embed_texts(&[
+            reward.goal.as_deref().unwrap(),
+            reward.baseline.as_deref().unwrap(),
+        ])
+        .unwrap();
+    let vlm = VlmRm::new(texts.row(0), texts.row(1), reward.alpha).unwrap();
+    (0..scenes.len())
+        .map(|i| vlm.score(images.row(i)))
+        .collect()
+}
+
+#[test]
+fn rewards_are_the_models_scores_mixed_with_the_tasks() {
+    let reward = config(2.0, 0.5);
+    let Some(mut venv) = cartpoles(3, AutoresetMode::NextStep, &reward) else {
+        return;
+    };
+    venv.reset(Some(7), None).unwrap();
+    venv.step(&[0.0, 1.0, 1.0]).unwrap();
+    let expected = expected_scores(&venv, &reward);
+    let b = venv.batch();
+    for (i, score) in expected.iter().enumerate() {
+        let info = &b.infos[i];
+        assert_eq!(info.get(TASK_REWARD), Some(1.0), "cartpole pays 1 per step");
+        let model = info.get(MODEL_REWARD).unwrap() as f32;
+        assert!((model - score).abs() < 1e-5, "env {i}: {model} vs {score}");
+        assert!((b.reward[i] - (2.0 * score + 0.5)).abs() < 1e-5);
+    }
+    assert_ne!(
+        expected[0], expected[1],
+        "different states score differently"
+    );
+    assert!(venv.cost().frames == 3 && venv.cost().batches == 1);
+}
+
+#[test]
+fn same_step_autoreset_keeps_the_last_frame_and_reports_the_model_return() {
+    let reward = config(1.0, 0.0);
+    let Some(mut venv) = cartpoles(2, AutoresetMode::SameStep, &reward) else {
+        return;
+    };
+    venv.reset(Some(3), None).unwrap();
+    let mut model_sum = [0.0f64; 2];
+    // Pushing right forever topples the pole within a few dozen steps.
+    for _ in 0..200 {
+        venv.step(&[1.0, 1.0]).unwrap();
+        let b = venv.batch();
+        for (i, sum) in model_sum.iter_mut().enumerate() {
+            if b.has_final[i] {
+                let info = &b.final_infos[i];
+                *sum += info.get(MODEL_REWARD).unwrap();
+                let reported = info
+                    .get(MODEL_RETURN)
+                    .expect("model.return on the last step");
+                assert!((reported - *sum).abs() < 1e-4, "{reported} vs {sum}");
+                let last = b.final_obs(i).unwrap();
+                assert!(
+                    last[2].abs() > 0.2,
+                    "the final observation is the fallen pole: {last:?}"
+                );
+                assert!(
+                    b.obs(i)[2].abs() < 0.06,
+                    "the new episode starts near upright"
+                );
+                assert_eq!(b.reward[i], info.get(MODEL_REWARD).unwrap() as f32);
+                return;
+            }
+            *sum += b.infos[i].get(MODEL_REWARD).unwrap();
+        }
+    }
+    panic!("no episode ended in 200 steps");
+}
+
+#[test]
+fn a_missing_model_is_a_clear_error() {
+    let mut reward = config(1.0, 0.0);
+    reward.model = Some(PathBuf::from("/nonexistent/clip"));
+    let options = VecOptions::default();
+    let inner = proprio::make_vec("classic/cartpole-v1", 1, &Value::Null, options).unwrap();
+    let err = model_reward(inner, &reward, AutoresetMode::NextStep, &Device::flex())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("/nonexistent/clip") && err.contains("not a model directory"),
+        "{err}"
+    );
+}
