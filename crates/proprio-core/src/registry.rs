@@ -195,23 +195,13 @@ impl Registry {
 
     /// Registers the scripted controller of an already registered env.
     pub fn register_controller(&mut self, id: &str, make: MakeController) -> Result<()> {
-        let hint = self.closest(id);
-        let registered = self.envs.get_mut(id).ok_or_else(|| Error::UnknownEnv {
-            id: id.into(),
-            hint,
-        })?;
-        registered.controller = Some(make);
+        self.get_mut(id)?.controller = Some(make);
         Ok(())
     }
 
     /// Registers how an already registered env's observations are captioned.
     pub fn register_caption(&mut self, id: &str, caption: Caption) -> Result<()> {
-        let hint = self.closest(id);
-        let registered = self.envs.get_mut(id).ok_or_else(|| Error::UnknownEnv {
-            id: id.into(),
-            hint,
-        })?;
-        registered.caption = Some(caption);
+        self.get_mut(id)?.caption = Some(caption);
         Ok(())
     }
 
@@ -232,6 +222,14 @@ impl Registry {
                 message: "this env has no scripted controller".into(),
             }),
         }
+    }
+
+    fn get_mut(&mut self, id: &str) -> Result<&mut Registered> {
+        let hint = self.closest(id);
+        self.envs.get_mut(id).ok_or_else(|| Error::UnknownEnv {
+            id: id.into(),
+            hint,
+        })
     }
 
     fn get(&self, id: &str) -> Result<&Registered> {

@@ -155,6 +155,12 @@ impl Batch {
         self.has_final[i].then(|| &self.final_obs[i * self.obs_dim..(i + 1) * self.obs_dim])
     }
 
+    /// Keeps env `i`'s observation and info as its final ones (same-step
+    /// autoreset done by a wrapper, which then resets the env).
+    pub fn keep_final(&mut self, i: usize) {
+        self.rows_mut().keep_final(i);
+    }
+
     /// True if env `i`'s episode ended this step.
     pub fn done(&self, i: usize) -> bool {
         self.terminated[i] || self.truncated[i]

@@ -258,17 +258,13 @@ impl<V: VecEnv> PixelObs<V> {
 
     /// Same-step autoreset: keeps each finished env's last image and info, then resets it.
     fn reset_finished(&mut self) -> Result<()> {
-        let d = self.batch.obs_dim;
         self.finished_envs.clear();
         for i in 0..self.finished.len() {
             let done = self.batch.terminated[i] || self.batch.truncated[i];
             self.finished[i] = done;
             if done {
                 self.finished_envs.push(i);
-                let b = &mut self.batch;
-                b.final_obs[i * d..(i + 1) * d].copy_from_slice(&b.obs[i * d..(i + 1) * d]);
-                b.final_infos[i].clone_from(&b.infos[i]);
-                b.has_final[i] = true;
+                self.batch.keep_final(i);
             }
         }
         if self.finished_envs.is_empty() {

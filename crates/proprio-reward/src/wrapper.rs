@@ -6,7 +6,7 @@
 use crate::clip::{ClipModel, Embeddings};
 use crate::{Result, RewardError};
 use proprio::render::{Frames, RenderConfig, Renderer, inner_autoreset};
-use proprio::{AutoresetMode, Batch, EnvSpec, Error, ResetOptions, Scene, State, VecEnv};
+use proprio::{AutoresetMode, Batch, EnvSpec, Error, Phase, ResetOptions, Scene, State, VecEnv};
 use std::time::Instant;
 
 /// Info key: the task's own reward of the step.
@@ -190,28 +190,31 @@ impl<V: VecEnv> ModelReward<V> {
     /// Same-step autoreset: keeps each finished env's last observation and
     /// info, then resets it (its reward and flags stay those of the last step).
     fn reset_finished(&mut self) -> proprio::Result<()> {
-        let d = self.batch.obs_dim;
         let mut any = false;
         for i in 0..self.finished.len() {
             self.finished[i] = self.batch.done(i);
             if self.finished[i] {
                 any = true;
-                let b = &mut self.batch;
-                b.final_obs[i * d..(i + 1) * d].copy_from_slice(&b.obs[i * d..(i + 1) * d]);
-                b.final_infos[i].clone_from(&b.infos[i]);
-                b.has_final[i] = true;
+                self.batch.keep_final(i);
             }
         }
         if !any {
             return Ok(());
         }
         self.inner.reset_envs(&self.finished, None)?;
-        let inner = self.inner.batch();
-        for i in (0..self.finished.len()).filter(|&i| self.finished[i]) {
-            self.batch.obs[i * d..(i + 1) * d].copy_from_slice(inner.obs(i));
-            self.batch.infos[i].clone_from(&inner.infos[i]);
+        for i in 0..self.finished.len() {
+            if self.finished[i] {
+                self.copy_obs(i);
+                self.batch.infos[i].clone_from(&self.inner.batch().infos[i]);
+            }
         }
         Ok(())
+    }
+
+    /// Copies env `i`'s observation row from the inner batch.
+    fn copy_obs(&mut self, i: usize) {
+        let d = self.batch.obs_dim;
+        self.batch.obs[i * d..(i + 1) * d].copy_from_slice(self.inner.batch().obs(i));
     }
 
     fn restart(&mut self, which: impl Fn(usize) -> bool) {
@@ -254,11 +257,9 @@ impl<V: VecEnv> VecEnv for ModelReward<V> {
 
     fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> proprio::Result<()> {
         self.inner.reset_envs(mask, options)?;
-        let d = self.batch.obs_dim;
-        let inner = self.inner.batch();
         for i in (0..mask.len()).filter(|&i| mask[i]) {
-            self.batch.obs[i * d..(i + 1) * d].copy_from_slice(inner.obs(i));
-            self.batch.copy_reset_outcome(i, inner);
+            self.copy_obs(i);
+            self.batch.copy_reset_outcome(i, self.inner.batch());
         }
         self.restart(|i| mask[i]);
         Ok(())
@@ -300,12 +301,15 @@ impl<V: VecEnv> VecEnv for ModelReward<V> {
 
     fn restore(&mut self, state: &State, envs: &[usize]) -> proprio::Result<()> {
         self.inner.restore(state, envs)?;
-        let d = self.batch.obs_dim;
-        let inner = self.inner.batch();
         for &i in envs {
-            self.batch.obs[i * d..(i + 1) * d].copy_from_slice(inner.obs(i));
+            self.copy_obs(i);
         }
         self.restart(|i| envs.contains(&i));
+        // Next-step mode: a snapshot taken after its episode ended resets on the next step.
+        let ended = state.phase != Phase::Running;
+        for &i in envs {
+            self.resetting[i] = ended && self.autoreset == AutoresetMode::NextStep;
+        }
         Ok(())
     }
 
