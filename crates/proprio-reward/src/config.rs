@@ -14,6 +14,19 @@ pub enum RewardKind {
     /// At an episode's end only: the similarity of the episode's pooled frame
     /// embeddings to a demonstration's (RoboCLIP).
     Roboclip,
+    /// A reward network on frame embeddings, fitted during training to
+    /// labelled pairs of segments (Bradley–Terry; PEBBLE, RL-VLM-F).
+    Preference,
+}
+
+/// Who labels pairs of segments for a preference reward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LabellerKind {
+    /// CLIP: the segment whose last frame is closer to `goal` (RL-VLM-F with CLIP as the judge).
+    Clip,
+    /// The task's true return (an ablation with perfect labels).
+    Oracle,
 }
 
 /// How RoboCLIP pools an episode's frame embeddings into one.
@@ -58,6 +71,18 @@ pub struct RewardConfig {
     /// The camera the model looks through.
     #[serde(default = "default_camera")]
     pub camera: String,
+    /// Who labels pairs (`preference`).
+    #[serde(default)]
+    pub labeller: Option<LabellerKind>,
+    /// Frames per segment (`preference`; PEBBLE: 50, shorter for short episodes).
+    #[serde(default = "segment")]
+    pub segment: usize,
+    /// Pairs labelled per round (`preference`).
+    #[serde(default = "queries")]
+    pub queries: usize,
+    /// Env steps (of all envs together) between labelling rounds (`preference`).
+    #[serde(default = "query_every")]
+    pub query_every: u64,
     /// Weight of the model's reward.
     #[serde(default = "one")]
     pub weight: f32,
@@ -74,7 +99,41 @@ fn one() -> f32 {
     1.0
 }
 
+fn segment() -> usize {
+    25
+}
+
+fn queries() -> usize {
+    100
+}
+
+fn query_every() -> u64 {
+    5_000
+}
+
 impl RewardConfig {
+    /// A config of `kind` with every other key at its default (set the goal,
+    /// demo or labeller the kind needs before use).
+    pub fn new(kind: RewardKind) -> Self {
+        Self {
+            kind,
+            model: None,
+            goal: None,
+            baseline: None,
+            alpha: 0.0,
+            demo: None,
+            demo_text: None,
+            pooling: Pooling::default(),
+            camera: default_camera(),
+            labeller: None,
+            segment: segment(),
+            queries: queries(),
+            query_every: query_every(),
+            weight: one(),
+            task_weight: 0.0,
+        }
+    }
+
     /// Reads and validates a TOML file; relative paths in it are taken
     /// relative to the file's folder.
     pub fn read(path: &Path) -> Result<Self> {
@@ -128,6 +187,31 @@ impl RewardConfig {
                         "alpha = {} projects onto goal − baseline: give baseline too (or alpha = 0)",
                         self.alpha
                     ));
+                }
+                if self.demo.is_some() || self.demo_text.is_some() {
+                    return Err("demo and demo_text are for kind = \"roboclip\"".into());
+                }
+                if self.labeller.is_some() {
+                    return Err("labeller is for kind = \"preference\"".into());
+                }
+            }
+            RewardKind::Preference => {
+                match self.labeller {
+                    None => {
+                        return Err(
+                            "kind = \"preference\" needs labeller = \"clip\" or \"oracle\"".into(),
+                        );
+                    }
+                    Some(LabellerKind::Clip) if blank(&self.goal) => {
+                        return Err(
+                            "labeller = \"clip\" needs goal, the caption it judges frames against"
+                                .into(),
+                        );
+                    }
+                    _ => {}
+                }
+                if self.segment == 0 || self.queries == 0 || self.query_every == 0 {
+                    return Err("segment, queries and query_every must be positive".into());
                 }
                 if self.demo.is_some() || self.demo_text.is_some() {
                     return Err("demo and demo_text are for kind = \"roboclip\"".into());
@@ -211,6 +295,20 @@ mod tests {
             ),
             ("kind = \"roboclip\"\ndemo_text = \"  \"", "empty"),
             ("goal = \"g\"", "missing field `kind`"),
+            ("kind = \"preference\"", "needs labeller"),
+            ("kind = \"preference\"\nlabeller = \"clip\"", "needs goal"),
+            (
+                "kind = \"preference\"\nlabeller = \"oracle\"\nsegment = 0",
+                "positive",
+            ),
+            (
+                "kind = \"preference\"\nlabeller = \"human\"",
+                "unknown variant",
+            ),
+            (
+                "kind = \"vlm-rm\"\ngoal = \"g\"\nlabeller = \"oracle\"",
+                "for kind = \"preference\"",
+            ),
         ];
         for (text, expected) in cases {
             let err = parse(text).expect_err(text);

@@ -1,6 +1,6 @@
 //! Reward models that read pixels: CLIP in burn, loaded from the checkpoints
 //! people publish on the Hugging Face hub, and the vision-language rewards
-//! built on it (VLM-RM, RoboCLIP), as a wrapper around any env that renders.
+//! built on it (VLM-RM, RoboCLIP, Bradley–Terry preference rewards), as a wrapper around any env that renders.
 //!
 //! ```no_run
 //! use proprio_reward::clip::ClipModel;
@@ -15,11 +15,12 @@ mod config;
 mod error;
 pub mod fit;
 mod make;
+pub mod preference;
 mod roboclip;
 mod vlm_rm;
 mod wrapper;
 
-pub use config::{Pooling, RewardConfig, RewardKind};
+pub use config::{LabellerKind, Pooling, RewardConfig, RewardKind};
 pub use error::{Result, RewardError};
 pub use make::{model_reward, reward_head};
 pub use roboclip::{RoboClip, read_video};

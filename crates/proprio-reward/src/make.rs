@@ -2,7 +2,8 @@
 
 use crate::Result;
 use crate::clip::ClipModel;
-use crate::config::{RewardConfig, RewardKind};
+use crate::config::{LabellerKind, RewardConfig, RewardKind};
+use crate::preference::{Labeller, PreferenceConfig, PreferenceHead, Schedule};
 use crate::roboclip::{RoboClip, read_video};
 use crate::vlm_rm::VlmRm;
 use crate::wrapper::{Mix, ModelReward, RewardHead};
@@ -47,6 +48,27 @@ pub fn reward_head(
                 None => clip.embed_texts(&[&text(&config.demo_text)])?.values,
             };
             Box::new(RoboClip::new(demo, config.pooling, num_envs)?)
+        }
+        RewardKind::Preference => {
+            let labeller = match config.labeller {
+                Some(LabellerKind::Clip) => {
+                    Labeller::Clip(clip.embed_texts(&[&text(&config.goal)])?.values)
+                }
+                _ => Labeller::Oracle,
+            };
+            let preference = PreferenceConfig {
+                segment: config.segment,
+                ..PreferenceConfig::default()
+            };
+            let schedule = Schedule {
+                queries: config.queries,
+                query_every: config.query_every,
+                ..Schedule::default()
+            };
+            let dim = clip.config().projection_dim;
+            Box::new(PreferenceHead::new(
+                dim, num_envs, preference, schedule, labeller,
+            )?)
         }
     })
 }

@@ -6,7 +6,7 @@
 
 use crate::clip::{ClipModel, Embeddings};
 use crate::config::Pooling;
-use crate::wrapper::RewardHead;
+use crate::wrapper::{RewardHead, StepFrames};
 use crate::{Result, RewardError};
 use image::{AnimationDecoder, RgbImage};
 use std::path::Path;
@@ -103,9 +103,10 @@ pub fn read_video(path: &Path) -> Result<Vec<RgbImage>> {
 }
 
 impl RewardHead for RoboClip {
-    fn rewards(&mut self, embeddings: &Embeddings, envs: &[usize], done: &[bool], out: &mut [f32]) {
+    fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
         let dim = self.demo.len();
-        for (k, &i) in envs.iter().enumerate() {
+        let (embeddings, done) = (step.embeddings, step.done);
+        for (k, &i) in step.envs.iter().enumerate() {
             let pooled = &mut self.pooled[i * dim..(i + 1) * dim];
             let row = embeddings.row(k);
             match self.pooling {
@@ -124,6 +125,7 @@ impl RewardHead for RoboClip {
                 0.0
             };
         }
+        Ok(())
     }
 
     fn restart(&mut self, env: usize) {
@@ -143,12 +145,32 @@ mod tests {
         }
     }
 
+    /// Scores `rows` (one per env of `envs`) with `head`.
+    fn score(
+        head: &mut RoboClip,
+        rows: &[[f32; 2]],
+        envs: &[usize],
+        done: &[bool],
+        out: &mut [f32],
+    ) {
+        let embeddings = embeddings(rows);
+        let task = vec![0.0; envs.len()];
+        let step = StepFrames {
+            embeddings: &embeddings,
+            envs,
+            done,
+            task: &task,
+        };
+        head.rewards(&step, out).unwrap();
+    }
+
     #[test]
     fn zero_until_the_last_step_then_the_pooled_similarity() {
         let mut head = RoboClip::new(vec![1.0, 0.0], Pooling::Mean, 2).unwrap();
         let mut out = [9.0; 2];
-        head.rewards(
-            &embeddings(&[[0.0, 1.0], [1.0, 0.0]]),
+        score(
+            &mut head,
+            &[[0.0, 1.0], [1.0, 0.0]],
             &[0, 1],
             &[false, false],
             &mut out,
@@ -156,8 +178,9 @@ mod tests {
         assert_eq!(out, [0.0, 0.0]);
         // Env 0 ends on (1, 0): its frames (0, 1) and (1, 0) pool to (0.5, 0.5),
         // whose cosine with the demo (1, 0) is 1/√2.
-        head.rewards(
-            &embeddings(&[[1.0, 0.0], [0.0, 1.0]]),
+        score(
+            &mut head,
+            &[[1.0, 0.0], [0.0, 1.0]],
             &[0, 1],
             &[true, false],
             &mut out,
@@ -166,7 +189,7 @@ mod tests {
         assert_eq!(out[1], 0.0);
         // Env 0 was restarted: its next episode of one frame (1, 0) scores 1.
         head.restart(0);
-        head.rewards(&embeddings(&[[1.0, 0.0]]), &[0], &[true], &mut out);
+        score(&mut head, &[[1.0, 0.0]], &[0], &[true], &mut out);
         assert!((out[0] - 1.0).abs() < 1e-6);
     }
 
@@ -174,8 +197,8 @@ mod tests {
     fn last_pooling_scores_the_final_frame_only() {
         let mut head = RoboClip::new(vec![0.0, 2.0], Pooling::Last, 1).unwrap();
         let mut out = [0.0];
-        head.rewards(&embeddings(&[[1.0, 0.0]]), &[0], &[false], &mut out);
-        head.rewards(&embeddings(&[[0.6, 0.8]]), &[0], &[true], &mut out);
+        score(&mut head, &[[1.0, 0.0]], &[0], &[false], &mut out);
+        score(&mut head, &[[0.6, 0.8]], &[0], &[true], &mut out);
         assert!((out[0] - 0.8).abs() < 1e-6);
     }
 

@@ -7,8 +7,7 @@
 //! With α = 0 and unit vectors this is the cosine similarity `s·g`; with
 //! α = 1 only the component of `s − g` along `d` counts.
 
-use crate::clip::Embeddings;
-use crate::wrapper::RewardHead;
+use crate::wrapper::{RewardHead, StepFrames};
 use crate::{Result, RewardError};
 
 /// The goal-baseline projection of one goal, precomputed so a batch of image
@@ -86,14 +85,9 @@ impl VlmRm {
 }
 
 impl RewardHead for VlmRm {
-    fn rewards(
-        &mut self,
-        embeddings: &Embeddings,
-        _envs: &[usize],
-        _done: &[bool],
-        out: &mut [f32],
-    ) {
-        self.score_batch(&embeddings.values, out);
+    fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
+        self.score_batch(&step.embeddings.values, out);
+        Ok(())
     }
 
     fn restart(&mut self, _env: usize) {}

@@ -16,12 +16,22 @@ pub const MODEL_REWARD: &str = "model_reward";
 /// Info key, on the step an episode ends: the sum of its model rewards.
 pub const MODEL_RETURN: &str = "model.return";
 
+/// What a reward head sees of one batched step.
+pub struct StepFrames<'a> {
+    /// Row `k`: the embedding of the frame env `envs[k]` shows after this step.
+    pub embeddings: &'a Embeddings,
+    /// The envs that moved this step.
+    pub envs: &'a [usize],
+    /// Whether each of them ended its episode with this step.
+    pub done: &'a [bool],
+    /// The task's own reward of each of them this step.
+    pub task: &'a [f32],
+}
+
 /// Turns a batch of frame embeddings into model rewards.
 pub trait RewardHead: Send {
-    /// Writes the model reward of each env in `envs` into `out` (same order);
-    /// row `k` of `embeddings` is the frame env `envs[k]` shows after this
-    /// step, and `done[k]` says whether its episode ended with it.
-    fn rewards(&mut self, embeddings: &Embeddings, envs: &[usize], done: &[bool], out: &mut [f32]);
+    /// Writes the model reward of each env of `step.envs` into `out` (same order).
+    fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()>;
 
     /// Forgets what the head kept of env `env`'s episode (it was reset or restored).
     fn restart(&mut self, env: usize);
@@ -71,6 +81,7 @@ pub struct ModelReward<V> {
     stepped: Vec<usize>,
     done: Vec<bool>,
     scores: Vec<f32>,
+    task: Vec<f32>,
     model_return: Vec<f64>,
     finished: Vec<bool>,
     cost: RewardCost,
@@ -119,6 +130,7 @@ impl<V: VecEnv> ModelReward<V> {
             stepped: Vec::with_capacity(n),
             done: Vec::with_capacity(n),
             scores: Vec::with_capacity(n),
+            task: Vec::with_capacity(n),
             model_return: vec![0.0; n],
             finished: vec![false; n],
             cost: RewardCost::default(),
@@ -159,8 +171,17 @@ impl<V: VecEnv> ModelReward<V> {
             .embed_frames(&self.frames.rgb, count, side, side, 3)
             .map_err(|e| Error::Backend(e.to_string()))?;
         self.scores.resize(count, 0.0);
+        self.task.clear();
+        self.task.extend(envs.iter().map(|&i| self.batch.reward[i]));
+        let step = StepFrames {
+            embeddings: &embeddings,
+            envs,
+            done: &self.done,
+            task: &self.task,
+        };
         self.head
-            .rewards(&embeddings, envs, &self.done, &mut self.scores);
+            .rewards(&step, &mut self.scores)
+            .map_err(|e| Error::Backend(e.to_string()))?;
         let embedded = Instant::now();
         self.cost.batches += 1;
         self.cost.frames += count as u64;

@@ -21,17 +21,13 @@ fn tiny() -> PathBuf {
 
 fn config(weight: f32, task_weight: f32) -> RewardConfig {
     RewardConfig {
-        kind: RewardKind::VlmRm,
         model: Some(tiny()),
         goal: Some("a pole balanced upright".into()),
         baseline: Some("a pole".into()),
         alpha: 0.5,
-        demo: None,
-        demo_text: None,
-        pooling: Default::default(),
-        camera: "default".into(),
         weight,
         task_weight,
+        ..RewardConfig::new(RewardKind::VlmRm)
     }
 }
 

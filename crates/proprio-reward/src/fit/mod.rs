@@ -141,6 +141,7 @@ pub fn fit(
         ));
     }
     let device = Device::flex().autodiff();
+    device.seed(cfg.seed);
     let mut rng = proprio::episode_rng(cfg.seed, 0, 0);
     let mut order: Vec<usize> = (0..data.len()).collect();
     order.shuffle(&mut rng);

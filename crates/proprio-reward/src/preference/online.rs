@@ -1,0 +1,244 @@
+//! Preference learning during training (PEBBLE's schedule): cut each env's
+//! stream of frame embeddings into segments, and every `query_every` scored
+//! frames ask the labeller about `queries` random pairs of recent segments,
+//! refit `r_ψ` on every label so far, and pay `r_ψ` of each new frame. Until
+//! the first fit the reward is 0.
+
+use super::{Pair, PreferenceConfig, PreferenceModel, clip_label, oracle_label};
+use crate::wrapper::{RewardHead, StepFrames};
+use crate::{Result, RewardError};
+use proprio::rand::RngExt;
+use std::collections::VecDeque;
+
+/// Who says which of two segments is better.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Labeller {
+    /// The task's true return over the segment (an ablation: perfect labels).
+    Oracle,
+    /// CLIP: whose last frame is closer to the goal text (unit embedding).
+    Clip(Vec<f32>),
+}
+
+/// The PEBBLE schedule's sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    /// Pairs labelled per round.
+    pub queries: usize,
+    /// Frames scored between rounds.
+    pub query_every: u64,
+    /// Recent segments kept to draw pairs from.
+    pub pool: usize,
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Self {
+            queries: 100,
+            query_every: 5_000,
+            pool: 1_000,
+        }
+    }
+}
+
+/// A finished segment: its frames' features and its true return.
+struct Segment {
+    features: Vec<f32>,
+    task_return: f64,
+}
+
+impl Segment {
+    /// The last frame's features.
+    fn last(&self, dim: usize) -> &[f32] {
+        &self.features[self.features.len() - dim..]
+    }
+}
+
+/// The preference reward head.
+pub struct PreferenceHead {
+    model: PreferenceModel,
+    labeller: Labeller,
+    schedule: Schedule,
+    dim: usize,
+    segment: usize,
+    /// Per env: the features of its unfinished segment, and its return so far.
+    open: Vec<(Vec<f32>, f64)>,
+    pool: VecDeque<Segment>,
+    labels: Vec<Pair>,
+    scored: u64,
+    fitted: bool,
+    rng: proprio::EnvRng,
+}
+
+impl PreferenceHead {
+    /// A head for `num_envs` envs whose frames embed to `dim` values.
+    pub fn new(
+        dim: usize,
+        num_envs: usize,
+        config: PreferenceConfig,
+        schedule: Schedule,
+        labeller: Labeller,
+    ) -> Result<Self> {
+        if schedule.queries == 0 || schedule.query_every == 0 || schedule.pool < 2 {
+            return Err(RewardError::Input(
+                "preference schedule: queries and query_every must be positive, pool at least 2"
+                    .into(),
+            ));
+        }
+        if let Labeller::Clip(goal) = &labeller
+            && goal.len() != dim
+        {
+            return Err(RewardError::Input(format!(
+                "the goal embeds to {} values, frames to {dim}",
+                goal.len()
+            )));
+        }
+        let segment = config.segment;
+        let rng = proprio::episode_rng(config.seed, 1, 1);
+        Ok(Self {
+            model: PreferenceModel::new(dim, config)?,
+            labeller,
+            schedule,
+            dim,
+            segment,
+            open: (0..num_envs)
+                .map(|_| (Vec::with_capacity(segment * dim), 0.0))
+                .collect(),
+            pool: VecDeque::new(),
+            labels: Vec::new(),
+            scored: 0,
+            fitted: false,
+            rng,
+        })
+    }
+
+    /// Pairs labelled so far.
+    pub fn labels(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// One round: label `queries` random pairs of pooled segments, refit.
+    fn query(&mut self) -> Result<()> {
+        let n = self.pool.len();
+        for _ in 0..self.schedule.queries {
+            let a = self.rng.random_range(0..n);
+            let b = (a + self.rng.random_range(1..n)) % n;
+            let (s0, s1) = (&self.pool[a], &self.pool[b]);
+            let label = match &self.labeller {
+                Labeller::Oracle => oracle_label(s0.task_return, s1.task_return),
+                Labeller::Clip(goal) => clip_label(goal, s0.last(self.dim), s1.last(self.dim)),
+            };
+            self.labels.push(Pair {
+                first: s0.features.clone(),
+                second: s1.features.clone(),
+                label,
+            });
+        }
+        self.model.fit(&self.labels)?;
+        self.fitted = true;
+        Ok(())
+    }
+}
+
+impl RewardHead for PreferenceHead {
+    fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
+        let rows = step.embeddings;
+        for (k, &i) in step.envs.iter().enumerate() {
+            let (features, ret) = &mut self.open[i];
+            features.extend_from_slice(rows.row(k));
+            *ret += f64::from(step.task[k]);
+            if features.len() == self.segment * self.dim {
+                if self.pool.len() == self.schedule.pool {
+                    self.pool.pop_front();
+                }
+                let full = std::mem::replace(features, Vec::with_capacity(self.segment * self.dim));
+                self.pool.push_back(Segment {
+                    features: full,
+                    task_return: std::mem::take(ret),
+                });
+            }
+            if step.done[k] {
+                self.restart(i);
+            }
+        }
+        let before = self.scored / self.schedule.query_every;
+        self.scored += step.envs.len() as u64;
+        if self.scored / self.schedule.query_every > before && self.pool.len() >= 2 {
+            self.query()?;
+        }
+        if self.fitted {
+            let scores = self.model.rewards(&rows.values)?;
+            out.copy_from_slice(&scores);
+        } else {
+            out.fill(0.0);
+        }
+        Ok(())
+    }
+
+    fn restart(&mut self, env: usize) {
+        let (features, ret) = &mut self.open[env];
+        features.clear();
+        *ret = 0.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clip::Embeddings;
+
+    /// Frames whose first feature is the task reward: the oracle's labels teach
+    /// `r_ψ` to pay for it, and it does once the first round has been fitted.
+    #[test]
+    fn the_head_learns_the_oracles_preference_online() {
+        let config = PreferenceConfig {
+            segment: 4,
+            learning_rate: 3e-3,
+            epochs: 20,
+            ..PreferenceConfig::default()
+        };
+        let schedule = Schedule {
+            queries: 200,
+            query_every: 400,
+            pool: 200,
+        };
+        let mut head = PreferenceHead::new(2, 2, config, schedule, Labeller::Oracle).unwrap();
+        let mut rng = proprio::episode_rng(3, 0, 0);
+        let mut out = [0.0; 2];
+        for t in 0..200 {
+            let task: Vec<f32> = (0..2).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+            let values = vec![
+                task[0],
+                rng.random_range(-1.0..1.0),
+                task[1],
+                rng.random_range(-1.0..1.0),
+            ];
+            let embeddings = Embeddings { dim: 2, values };
+            let step = StepFrames {
+                embeddings: &embeddings,
+                envs: &[0, 1],
+                done: &[t % 50 == 49; 2],
+                task: &task,
+            };
+            head.rewards(&step, &mut out).unwrap();
+            if t < 199 && head.labels() == 0 {
+                assert_eq!(out, [0.0, 0.0], "no reward before the first fit");
+            }
+        }
+        assert_eq!(head.labels(), 200);
+        let embeddings = Embeddings {
+            dim: 2,
+            values: vec![0.9, 0.0, -0.9, 0.0],
+        };
+        let step = StepFrames {
+            embeddings: &embeddings,
+            envs: &[0, 1],
+            done: &[false; 2],
+            task: &[0.0; 2],
+        };
+        head.rewards(&step, &mut out).unwrap();
+        assert!(
+            out[0] > out[1] + 0.5,
+            "r_ψ pays for the task's reward: {out:?}"
+        );
+    }
+}
