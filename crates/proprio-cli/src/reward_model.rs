@@ -36,9 +36,14 @@ pub struct FitClipArgs {
     /// Side of the model's square input, pixels.
     #[arg(long, default_value_t = FitConfig::default().image_size)]
     image_size: usize,
-    /// Camera the frames are seen through (the reward config must name the same).
+    /// Camera the frames are seen through, or several joined by commas (the
+    /// reward config should name the same).
     #[arg(long, default_value = "default")]
     camera: String,
+    /// Fraction of the envs driven by the env's scripted controller instead of
+    /// random actions (e.g. 0.5 for reach, whose random play seldom touches the goal).
+    #[arg(long, default_value_t = 0.0)]
+    scripted: f64,
     /// Seed of the frames, the weights and the minibatches.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -69,6 +74,7 @@ pub fn run(command: &RewardModelCommand) -> CliResult {
             .map_err(|_| Failure("--image-size is too large".into()))?,
         frames: args.frames,
         num_envs: 64,
+        scripted: args.scripted,
         seed: args.seed,
     })
     .map_err(fail)?;
@@ -86,6 +92,7 @@ pub fn run(command: &RewardModelCommand) -> CliResult {
     let summary = json!({
         "env": args.env,
         "camera": args.camera,
+        "scripted": args.scripted,
         "frames": data.len(),
         "captions": data.captions,
         "steps": cfg.steps,

@@ -68,9 +68,17 @@ pub struct RewardConfig {
     /// How RoboCLIP pools an episode's frames.
     #[serde(default)]
     pub pooling: Pooling,
-    /// The camera the model looks through.
+    /// The camera the model looks through, or several joined by commas
+    /// (`"front,side"`): each env's embedding is then the unit mean of its
+    /// views', so a frame must match the goal from every side.
     #[serde(default = "default_camera")]
     pub camera: String,
+    /// Added to the model's reward before weighting. VLM-RM's reward is
+    /// mostly positive, which makes an episode that ends on success worth
+    /// less than one that goes on; −1 turns it into a distance penalty
+    /// (`−½‖M(s − g)‖²`), like the tasks' own "−1 per step" rewards.
+    #[serde(default)]
+    pub offset: f32,
     /// Who labels pairs (`preference`).
     #[serde(default)]
     pub labeller: Option<LabellerKind>,
@@ -125,6 +133,7 @@ impl RewardConfig {
             demo_text: None,
             pooling: Pooling::default(),
             camera: default_camera(),
+            offset: 0.0,
             labeller: None,
             segment: segment(),
             queries: queries(),
@@ -167,14 +176,15 @@ impl RewardConfig {
         };
         finite("weight", self.weight)?;
         finite("task_weight", self.task_weight)?;
+        finite("offset", self.offset)?;
         if !(0.0..=1.0).contains(&self.alpha) {
             return Err(format!("alpha must lie in [0, 1], not {}", self.alpha));
         }
         if self.weight == 0.0 && self.task_weight == 0.0 {
             return Err("weight and task_weight are both 0: nothing would be rewarded".into());
         }
-        if self.camera.trim().is_empty() {
-            return Err("camera must name a camera (e.g. \"default\")".into());
+        if self.camera.split(',').any(|c| c.trim().is_empty()) {
+            return Err("camera must name cameras (e.g. \"default\" or \"front,side\")".into());
         }
         let blank = |s: &Option<String>| s.as_deref().is_none_or(|s| s.trim().is_empty());
         match self.kind {

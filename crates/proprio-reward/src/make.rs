@@ -22,6 +22,7 @@ pub fn model_reward<V: VecEnv>(
     let clip = ClipModel::load(&config.model_dir()?, device)?;
     let head = reward_head(&clip, config, inner.num_envs())?;
     let mix = Mix {
+        offset: config.offset,
         weight: config.weight,
         task_weight: config.task_weight,
     };

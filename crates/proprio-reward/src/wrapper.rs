@@ -51,9 +51,11 @@ pub struct RewardCost {
 }
 
 /// Mixes what a reward model pays with the task's reward:
-/// `reward = weight · model + task_weight · task`.
+/// `reward = weight · (model + offset) + task_weight · task`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Mix {
+    /// Added to the model's reward before weighting.
+    pub offset: f32,
     /// Weight of the model's reward.
     pub weight: f32,
     /// Weight of the task's reward.
@@ -76,6 +78,8 @@ pub struct ModelReward<V> {
     camera: String,
     scenes: Vec<Scene>,
     frames: Frames,
+    /// The frames of every camera, one after the other.
+    pixels: Vec<u8>,
     /// Envs whose previous step ended an episode (next-step mode: this step only resets them).
     resetting: Vec<bool>,
     stepped: Vec<usize>,
@@ -126,6 +130,7 @@ impl<V: VecEnv> ModelReward<V> {
             camera: camera.into(),
             scenes: vec![Scene::default(); n],
             frames: Frames::default(),
+            pixels: Vec::new(),
             resetting: vec![false; n],
             stepped: Vec::with_capacity(n),
             done: Vec::with_capacity(n),
@@ -157,19 +162,39 @@ impl<V: VecEnv> ModelReward<V> {
         for &i in envs {
             self.inner.scene(i, &mut self.scenes[i])?;
         }
-        self.renderer.render_envs(
-            &self.scenes,
-            envs.iter().copied(),
-            &self.camera,
-            false,
-            &mut self.frames,
-        )?;
-        let rendered = Instant::now();
-        let (side, count) = (self.frames.width as usize, envs.len());
-        let embeddings = self
+        let count = envs.len();
+        self.pixels.clear();
+        for camera in self.camera.split(',').map(str::trim) {
+            self.renderer.render_envs(
+                &self.scenes,
+                envs.iter().copied(),
+                camera,
+                false,
+                &mut self.frames,
+            )?;
+            self.pixels.extend_from_slice(&self.frames.rgb);
+        }
+        let render_s = start.elapsed().as_secs_f64();
+        // Every view of every env in one CLIP pass.
+        let side = self.frames.width as usize;
+        let views = self.pixels.len() / (count * side * side * 3);
+        let mut embeddings = self
             .clip
-            .embed_frames(&self.frames.rgb, count, side, side, 3)
+            .embed_frames(&self.pixels, count * views, side, side, 3)
             .map_err(|e| Error::Backend(e.to_string()))?;
+        if views > 1 {
+            // One embedding per env: the unit mean of its views'.
+            let dim = embeddings.dim;
+            let (first, rest) = embeddings.values.split_at_mut(count * dim);
+            for view in rest.chunks_exact(count * dim) {
+                first.iter_mut().zip(view).for_each(|(a, b)| *a += b);
+            }
+            for row in first.chunks_exact_mut(dim) {
+                let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+                row.iter_mut().for_each(|x| *x /= norm);
+            }
+            embeddings.values.truncate(count * dim);
+        }
         self.scores.resize(count, 0.0);
         self.task.clear();
         self.task.extend(envs.iter().map(|&i| self.batch.reward[i]));
@@ -182,11 +207,10 @@ impl<V: VecEnv> ModelReward<V> {
         self.head
             .rewards(&step, &mut self.scores)
             .map_err(|e| Error::Backend(e.to_string()))?;
-        let embedded = Instant::now();
         self.cost.batches += 1;
-        self.cost.frames += count as u64;
-        self.cost.render_seconds += (rendered - start).as_secs_f64();
-        self.cost.embed_seconds += (embedded - rendered).as_secs_f64();
+        self.cost.frames += (count * views) as u64;
+        self.cost.render_seconds += render_s;
+        self.cost.embed_seconds += (Instant::now() - start).as_secs_f64() - render_s;
         for (k, &i) in envs.iter().enumerate() {
             let (model, task) = (self.scores[k], self.batch.reward[i]);
             if !model.is_finite() {
@@ -194,7 +218,8 @@ impl<V: VecEnv> ModelReward<V> {
                     "the reward model gave env {i} a non-finite reward"
                 )));
             }
-            self.batch.reward[i] = self.mix.weight * model + self.mix.task_weight * task;
+            self.batch.reward[i] =
+                self.mix.weight * (model + self.mix.offset) + self.mix.task_weight * task;
             let info = &mut self.batch.infos[i];
             info.set(TASK_REWARD, f64::from(task));
             info.set(MODEL_REWARD, f64::from(model));

@@ -30,6 +30,7 @@ fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
         side: 32,
         frames: 300,
         num_envs: 16,
+        scripted: 0.0,
         seed: 5,
     }) {
         Ok(d) => d,

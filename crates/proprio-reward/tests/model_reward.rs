@@ -55,8 +55,9 @@ fn cartpoles(
     }
 }
 
-/// The VLM-RM scores of what env `i` of `venv` shows now, computed without the wrapper.
-fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig) -> Vec<f32> {
+/// The VLM-RM scores of what each env of `venv` shows now through `cameras`
+/// (the unit mean of the views' embeddings), computed without the wrapper.
+fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig, cameras: &[&str]) -> Vec<f32> {
     let clip = ClipModel::load(&tiny(), &Device::flex()).unwrap();
     let side = clip.config().vision_config.image_size as u32;
     let mut renderer = Renderer::new(RenderConfig {
@@ -69,13 +70,19 @@ fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig) -> Vec<f32> {
     for (i, scene) in scenes.iter_mut().enumerate() {
         venv.scene(i, scene).unwrap();
     }
-    let mut frames = Frames::default();
-    renderer
-        .render(&scenes, "default", false, &mut frames)
-        .unwrap();
-    let images = clip
-        .embed_frames(&frames.rgb, scenes.len(), side as usize, side as usize, 3)
-        .unwrap();
+    let n = scenes.len();
+    let dim = clip.config().projection_dim;
+    let mut mean = vec![0.0f32; n * dim];
+    for camera in cameras {
+        let mut frames = Frames::default();
+        renderer
+            .render(&scenes, camera, false, &mut frames)
+            .unwrap();
+        let view = clip
+            .embed_frames(&frames.rgb, n, side as usize, side as usize, 3)
+            .unwrap();
+        mean.iter_mut().zip(&view.values).for_each(|(m, v)| *m += v);
+    }
     let texts = clip
         .embed_texts(&[
             reward.goal.as_deref().unwrap(),
@@ -83,8 +90,12 @@ fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig) -> Vec<f32> {
         ])
         .unwrap();
     let vlm = VlmRm::new(texts.row(0), texts.row(1), reward.alpha).unwrap();
-    (0..scenes.len())
-        .map(|i| vlm.score(images.row(i)))
+    mean.chunks(dim)
+        .map(|row| {
+            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let unit: Vec<f32> = row.iter().map(|x| x / norm).collect();
+            vlm.score(&unit)
+        })
         .collect()
 }
 
@@ -96,7 +107,7 @@ fn rewards_are_the_models_scores_mixed_with_the_tasks() {
     };
     venv.reset(Some(7), None).unwrap();
     venv.step(&[0.0, 1.0, 1.0]).unwrap();
-    let expected = expected_scores(&venv, &reward);
+    let expected = expected_scores(&venv, &reward, &["default"]);
     let b = venv.batch();
     for (i, score) in expected.iter().enumerate() {
         let info = &b.infos[i];
@@ -110,6 +121,36 @@ fn rewards_are_the_models_scores_mixed_with_the_tasks() {
         "different states score differently"
     );
     assert!(venv.cost().frames == 3 && venv.cost().batches == 1);
+}
+
+#[test]
+fn several_cameras_score_the_unit_mean_of_their_views() {
+    let reward = RewardConfig {
+        camera: "default, top".into(),
+        offset: -1.0,
+        ..config(1.0, 0.0)
+    };
+    let Some(mut venv) = cartpoles(2, AutoresetMode::NextStep, &reward) else {
+        return;
+    };
+    venv.reset(Some(5), None).unwrap();
+    venv.step(&[1.0, 0.0]).unwrap();
+    let expected = expected_scores(&venv, &reward, &["default", "top"]);
+    let alone = expected_scores(&venv, &reward, &["default"]);
+    let b = venv.batch();
+    for (i, score) in expected.iter().enumerate() {
+        let model = b.infos[i].get(MODEL_REWARD).unwrap() as f32;
+        assert!((model - score).abs() < 1e-5, "env {i}: {model} vs {score}");
+        assert!(
+            (b.reward[i] - (score - 1.0)).abs() < 1e-5,
+            "the offset shifts the reward"
+        );
+        assert!(
+            (score - alone[i]).abs() > 1e-4,
+            "the second view changes the score"
+        );
+    }
+    assert_eq!(venv.cost().frames, 4, "two views of two envs");
 }
 
 #[test]

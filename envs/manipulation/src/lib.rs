@@ -11,6 +11,7 @@
 //! through [`proprio_core::KernelVecEnv`], which owns seeding, autoreset,
 //! time limits and snapshots (the whole rapier state, bit for bit).
 
+mod captions;
 mod config;
 mod controller;
 mod cpu;
@@ -180,4 +181,7 @@ pub fn register(registry: &mut Registry) {
         controller: scripted,
     };
     family::register_family(registry, tasks, &makers);
+    registry
+        .register_caption(REACH.id, captions::reach)
+        .expect("reach was registered on the line above");
 }

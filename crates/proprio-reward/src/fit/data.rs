@@ -1,7 +1,8 @@
 //! Frames of an env with captions of the states they show: what an in-domain
-//! CLIP learns from. Envs take random actions (each from its own stream, so
-//! the data set does not depend on the batch size); every frame is rendered
-//! at the model's input size and captioned by the env family's own words.
+//! CLIP learns from. Envs take random actions (each from its own stream), or
+//! a share of them follows the env's scripted controller; every frame is
+//! rendered at the model's input size from each camera asked for, and
+//! captioned by the env family's own words.
 
 use crate::{Result, RewardError};
 use proprio::render::{Frames, RenderConfig, Renderer};
@@ -46,7 +47,8 @@ pub struct Collect<'a> {
     pub env: &'a str,
     /// Env config.
     pub config: &'a Value,
-    /// Camera the frames are seen through.
+    /// Camera the frames are seen through, or several joined by commas (a
+    /// frame from each, all with the state's caption).
     pub camera: &'a str,
     /// Side of the frames (the model's input size).
     pub side: u32,
@@ -54,6 +56,9 @@ pub struct Collect<'a> {
     pub frames: usize,
     /// Envs stepped side by side.
     pub num_envs: usize,
+    /// Fraction of the envs driven by the env's scripted controller instead of
+    /// random actions, so that frames of success are common enough to learn.
+    pub scripted: f64,
     /// Seed of the envs and of their random actions.
     pub seed: u64,
 }
@@ -80,31 +85,43 @@ pub fn collect(c: &Collect) -> Result<Captioned> {
     })
     .map_err(|e| RewardError::Backend(e.to_string()))?;
     let space = venv.spec().action_space.clone();
+    let dim = space.flat_dim();
+    let scripted = ((c.scripted.clamp(0.0, 1.0) * n as f64).round() as usize).min(n);
+    let mut controller = match scripted {
+        0 => None,
+        _ => Some(registry.controller(c.env, venv.spec()).map_err(env_error)?),
+    };
     let mut random = RandomActions::new(c.seed, n);
-    let mut actions = vec![0.0; n * space.flat_dim()];
+    let (mut actions, mut sampled) = (vec![0.0; n * dim], vec![0.0; n * dim]);
     let (mut scenes, mut frames) = (vec![Scene::default(); n], Frames::default());
     let mut texts: Vec<String> = Vec::with_capacity(c.frames);
     let mut images = Vec::with_capacity(c.frames * (c.side as usize).pow(2) * 3);
     venv.reset(Some(c.seed), None).map_err(env_error)?;
     while texts.len() < c.frames {
-        random.sample(&space, &mut actions);
+        random.sample(&space, &mut sampled);
+        if let Some(controller) = controller.as_mut() {
+            controller.act(&venv.batch().obs, &mut actions);
+        }
+        actions[scripted * dim..].copy_from_slice(&sampled[scripted * dim..]);
         venv.step(&actions).map_err(env_error)?;
         for (i, scene) in scenes.iter_mut().enumerate() {
             venv.scene(i, scene).map_err(env_error)?;
         }
-        renderer
-            .render(&scenes, c.camera, false, &mut frames)
-            .map_err(|e| RewardError::Input(e.to_string()))?;
-        for i in 0..n.min(c.frames - texts.len()) {
-            let text = caption(venv.batch().obs(i)).ok_or_else(|| {
-                RewardError::Input(format!(
-                    "{}: its captions are written for the default observation layout; \
-                     fit the model on the default config",
-                    c.env
-                ))
-            })?;
-            texts.push(text);
-            images.extend_from_slice(frames.rgb(i));
+        for camera in c.camera.split(',').map(str::trim) {
+            renderer
+                .render(&scenes, camera, false, &mut frames)
+                .map_err(|e| RewardError::Input(e.to_string()))?;
+            for i in 0..n.min(c.frames - texts.len()) {
+                let text = caption(venv.batch().obs(i)).ok_or_else(|| {
+                    RewardError::Input(format!(
+                        "{}: its captions are written for the default observation layout; \
+                         fit the model on the default config",
+                        c.env
+                    ))
+                })?;
+                texts.push(text);
+                images.extend_from_slice(frames.rgb(i));
+            }
         }
     }
     let mut captions = texts.clone();
