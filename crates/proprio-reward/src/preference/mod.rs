@@ -273,8 +273,8 @@ mod tests {
         let a = bradley_terry_loss(r0.clone(), r1.clone(), half.clone());
         let b = bradley_terry_loss(r1, r0, half);
         let (a, b) = (
-            a.into_data().to_vec::<f32>().unwrap()[0],
-            b.into_data().to_vec::<f32>().unwrap()[0],
+            a.into_data().try_into_vec::<f32>().unwrap()[0],
+            b.into_data().try_into_vec::<f32>().unwrap()[0],
         );
         assert!((a - b).abs() < 1e-6);
     }
