@@ -36,6 +36,9 @@ pub struct FitClipArgs {
     /// Side of the model's square input, pixels.
     #[arg(long, default_value_t = FitConfig::default().image_size)]
     image_size: usize,
+    /// Side of a vision patch, pixels (the input size must be a multiple of it).
+    #[arg(long, default_value_t = FitConfig::default().patch_size)]
+    patch_size: usize,
     /// Camera the frames are seen through, or several joined by commas (the
     /// reward config should name the same).
     #[arg(long, default_value = "default")]
@@ -61,9 +64,11 @@ pub fn run(command: &RewardModelCommand) -> CliResult {
     let cfg = FitConfig {
         steps: args.steps,
         image_size: args.image_size,
+        patch_size: args.patch_size,
         seed: args.seed,
         ..FitConfig::default()
     };
+    cfg.clip_config().validate().map_err(Failure)?;
     let env_config = input::config(args.config.as_deref())?;
     let start = Instant::now();
     let data = collect(&Collect {

@@ -459,3 +459,53 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
     }
     assert!(report["mean_model_return"].is_number());
 }
+
+/// `reward-model fit-clip` refuses what it cannot do in one line: an env
+/// without captions, an existing output directory, a patch that does not
+/// divide the image.
+#[test]
+fn fit_clip_refuses_bad_requests_in_one_line() {
+    let dir = Scratch::new("cli-fit-clip");
+    let out = dir.join("model");
+    let out = out.to_str().unwrap();
+    assert_one_line_error(
+        &proprio(&[
+            "reward-model",
+            "fit-clip",
+            "--env",
+            "classic/pendulum-v1",
+            "--out",
+            out,
+        ]),
+        "no captions",
+    );
+    assert_one_line_error(
+        &proprio(&[
+            "reward-model",
+            "fit-clip",
+            "--env",
+            "classic/cartpole-v1",
+            "--out",
+            out,
+            "--image-size",
+            "60",
+            "--patch-size",
+            "8",
+            "--frames",
+            "16",
+        ]),
+        "not a multiple of patch_size",
+    );
+    std::fs::create_dir_all(&out).unwrap();
+    assert_one_line_error(
+        &proprio(&[
+            "reward-model",
+            "fit-clip",
+            "--env",
+            "classic/cartpole-v1",
+            "--out",
+            out,
+        ]),
+        "already exists",
+    );
+}
