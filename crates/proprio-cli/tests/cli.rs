@@ -496,7 +496,7 @@ fn fit_clip_refuses_bad_requests_in_one_line() {
         ]),
         "not a multiple of patch_size",
     );
-    std::fs::create_dir_all(&out).unwrap();
+    std::fs::create_dir_all(out).unwrap();
     assert_one_line_error(
         &proprio(&[
             "reward-model",

@@ -250,33 +250,19 @@ mod tests {
         let loss = bradley_terry_loss(r0.clone(), r1.clone(), label);
         // σ⁰ preferred with returns 1.5 and 0.5: loss = log(1 + e^(0.5 − 1.5)).
         let expected = (1.0f32 + (-1.0f32).exp()).ln();
-        let value = loss.clone().into_data().try_into_vec::<f32>().unwrap()[0];
+        let value = scalar(loss.clone()).unwrap();
         assert!((value - expected).abs() < 1e-6, "{value} vs {expected}");
         // d/dr⁰ = −σ(r¹ − r⁰) = −0.26894; d/dr¹ = +0.26894.
         let grads = loss.backward();
-        let g0 = r0
-            .grad(&grads)
-            .unwrap()
-            .into_data()
-            .try_into_vec::<f32>()
-            .unwrap()[0];
-        let g1 = r1
-            .grad(&grads)
-            .unwrap()
-            .into_data()
-            .try_into_vec::<f32>()
-            .unwrap()[0];
+        let g0 = scalar(r0.grad(&grads).unwrap()).unwrap();
+        let g1 = scalar(r1.grad(&grads).unwrap()).unwrap();
         let s = 1.0 / (1.0 + 1.0f32.exp());
         assert!((g0 + s).abs() < 1e-6 && (g1 - s).abs() < 1e-6, "{g0} {g1}");
         // A tie is indifferent to which return is larger: the loss is symmetric.
         let half = Tensor::<1>::from_data(TensorData::new(vec![0.5f32], [1]), &device);
         let a = bradley_terry_loss(r0.clone(), r1.clone(), half.clone());
         let b = bradley_terry_loss(r1, r0, half);
-        let (a, b) = (
-            a.into_data().try_into_vec::<f32>().unwrap()[0],
-            b.into_data().try_into_vec::<f32>().unwrap()[0],
-        );
-        assert!((a - b).abs() < 1e-6);
+        assert!((scalar(a).unwrap() - scalar(b).unwrap()).abs() < 1e-6);
     }
 
     #[test]
