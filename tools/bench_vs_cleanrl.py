@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
 """Proprio vs CleanRL, same hyper-parameters, same machine, one sitting.
 
-Runs CleanRL's ppo.py (CartPole-v1), ppo_continuous_action.py and
-sac_continuous_action.py (Pendulum-v1) and the matching `proprio train`
+Runs CleanRL's ppo.py (CartPole-v1), ppo_continuous_action.py,
+sac_continuous_action.py and td3_continuous_action.py (Pendulum-v1) and the matching `proprio train`
 commands one after another, and reports for each:
   - wall-clock of the training loop (CleanRL: global_step / SPS, its own clock,
     which starts after setup; Proprio: time_s, which starts likewise);
   - time to threshold: that clock at the first logging point (a PPO iteration;
-    for SAC a 1000-step window) whose finished training episodes average at least
+    for SAC and TD3 a 1000-step window) whose finished training episodes average at least
     the threshold (CartPole 475, Pendulum PPO -300, Pendulum SAC -200);
   - the ratio Proprio / CleanRL.
 
 Usage: tools/bench_vs_cleanrl.sh (makes the venv), or
   bench_vs_cleanrl.py --cleanrl DIR --python VENV/bin/python [--tasks a,b] [--seeds 1,2]
-where DIR holds CleanRL's three scripts (from cleanrl/) and its cleanrl_utils/
+where DIR holds CleanRL's four scripts (from cleanrl/) and its cleanrl_utils/
 package, which the SAC script imports (vwxyzjn/cleanrl; tested at fe8d8a03).
 """
 import argparse
@@ -34,6 +34,10 @@ TASKS = {
                          steps=500_000, threshold=-300.0, window=None, sps_step=lambda k: 2048 * (k + 1)),
     "pendulum-sac": dict(script="sac_continuous_action.py", gym="Pendulum-v1", env="classic/pendulum-v1", algo="sac",
                          steps=25_000, threshold=-200.0, window=1000, sps_step=lambda k: 5000 + 100 * (k + 1)),
+    # TD3 with SAC's 5,000 random steps on both sides (CleanRL's TD3 default, 25,000, is the whole run here).
+    "pendulum-td3": dict(script="td3_continuous_action.py", gym="Pendulum-v1", env="classic/pendulum-v1", algo="td3",
+                         steps=25_000, threshold=-200.0, window=1000, sps_step=lambda k: 5000 + 100 * (k + 1),
+                         cleanrl_args=["--learning-starts", "5000"], proprio_args=["--set", "learning_starts=5000"]),
 }
 
 
@@ -48,7 +52,8 @@ def first_crossing(points, threshold):
 def run_cleanrl(python, cleanrl, task, seed):
     with tempfile.TemporaryDirectory() as work:
         cmd = [python, str(Path(cleanrl) / task["script"]), "--env-id", task["gym"],
-               "--total-timesteps", str(task["steps"]), "--seed", str(seed), "--no-cuda"]
+               "--total-timesteps", str(task["steps"]), "--seed", str(seed), "--no-cuda",
+               *task.get("cleanrl_args", [])]
         out = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=True).stdout
     episodes, points, pending = [], [], []
     for line in out.splitlines():
@@ -83,7 +88,8 @@ def run_proprio(proprio, task, seed):
     with tempfile.TemporaryDirectory() as work:
         out = Path(work) / "run"
         subprocess.run([proprio, "train", "--env", task["env"], "--algo", task["algo"], "--seed", str(seed),
-                        "--total-steps", str(task["steps"]), "--out", str(out), "--set", "eval_every=0"],
+                        "--total-steps", str(task["steps"]), "--out", str(out), "--set", "eval_every=0",
+                        *task.get("proprio_args", [])],
                        check=True, capture_output=True)
         rows = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
     points = [(r["time_s"], r["global_step"], r.get("episode_return")) for r in rows]

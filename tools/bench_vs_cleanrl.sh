@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proprio vs CleanRL side by side (see tools/bench_vs_cleanrl.py for what is measured).
 #   CLEANRL_DIR=DIR tools/bench_vs_cleanrl.sh [TASKS] [SEEDS]
-# DIR holds ppo.py, ppo_continuous_action.py, sac_continuous_action.py (from cleanrl/) and the cleanrl_utils/ package
+# DIR holds ppo.py, ppo_continuous_action.py, sac_continuous_action.py, td3_continuous_action.py (from cleanrl/) and the cleanrl_utils/ package
 # (vwxyzjn/cleanrl; tested at fe8d8a03). A venv with CleanRL's pinned stack is made in
 # $VENV (default /tmp/proprio-cleanrl-venv; PyPI's torch wheel pulls ~3 GB of CUDA libraries).
 set -euo pipefail

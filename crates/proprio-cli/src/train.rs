@@ -1,4 +1,4 @@
-//! `proprio train`: PPO, SAC or GRPO on any registered env.
+//! `proprio train`: PPO, SAC, TD3 or GRPO on any registered env.
 
 use crate::{CliResult, Failure, input};
 use clap::{Args, ValueEnum};
@@ -11,6 +11,7 @@ use std::path::PathBuf;
 enum AlgoArg {
     Ppo,
     Sac,
+    Td3,
     Grpo,
 }
 
@@ -84,6 +85,7 @@ pub fn run(args: &TrainArgs) -> CliResult {
             let algo = match args.algo {
                 AlgoArg::Ppo => Algo::Ppo,
                 AlgoArg::Sac => Algo::Sac,
+                AlgoArg::Td3 => Algo::Td3,
                 AlgoArg::Grpo => Algo::Grpo,
             };
             proprio_learn::train(TrainRequest {

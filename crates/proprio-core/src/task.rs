@@ -138,7 +138,9 @@ impl<T: Task> Env for TaskEnv<T> {
             .map_err(|reason| Error::InvalidAction { env: None, reason })?;
         info.clear();
         let outcome = self.task.step(action, &mut self.rng, info);
-        self.episode_return += outcome.reward;
+        // Summed as the batch carries rewards (f32), so a restored episode's
+        // statistics continue exactly as the uninterrupted ones would.
+        self.episode_return += f64::from(outcome.reward as f32);
         self.task.observe(obs);
         if outcome.terminated {
             self.phase = Phase::Done;

@@ -1,12 +1,13 @@
 //! # proprio-learn
 //!
-//! Learners for Proprio envs on burn 0.22: PPO and SAC, with checkpoints,
+//! Learners for Proprio envs on burn 0.22: PPO, SAC, TD3 and GRPO, with checkpoints,
 //! metrics and learning curves. Networks run on burn's CPU backend (`flex`)
 //! by default, or on any GPU through `wgpu` (cargo feature `wgpu`); the
 //! algorithm code is the same for both.
 
 pub mod actor;
 mod burn_rl;
+pub mod critic;
 mod device;
 pub mod encoder;
 mod envs;
@@ -17,13 +18,16 @@ mod head;
 mod integrity;
 mod layout;
 mod mlp;
+pub mod offpolicy;
 pub mod plot;
 mod policy;
 pub mod ppo;
 pub mod recording;
+pub mod replay;
 pub mod run;
 pub mod sac;
 pub mod sequence;
+pub mod td3;
 mod tensor;
 mod train;
 mod transformer;

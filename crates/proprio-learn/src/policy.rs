@@ -10,6 +10,7 @@ use crate::run::load_module;
 use crate::run::{Algo, RunInfo, load_run};
 use crate::sac::{Actor, box_affine, squash};
 use crate::sequence::SequencePolicy;
+use crate::td3::{ActionBox, DeterministicActor, Td3Config};
 use crate::tensor::{host, matrix};
 use burn::prelude::*;
 use proprio::serde_json::Value;
@@ -23,6 +24,8 @@ enum Networks {
         head: ActionHead,
     },
     Sac(Box<SquashedActor>),
+    /// A TD3 actor; sampling adds its Gaussian exploration noise.
+    Td3(Box<(DeterministicActor, ActionBox)>, f32),
     /// A group-learner (or token-level PPO) transformer, sampled at the run's temperature.
     Sequence(Box<SequencePolicy>, f32),
     /// A group-learner MLP policy for a control env.
@@ -115,6 +118,31 @@ impl Policy {
                     scale: matrix(&scale, 1, low.len(), &device),
                     bias: matrix(&bias, 1, low.len(), &device),
                 }))
+            }
+            Algo::Td3 => {
+                let Space::Box { low, high } = &spec.action_space else {
+                    return Err(LearnError::Config(
+                        "a TD3 run needs a box action space".into(),
+                    ));
+                };
+                let cfg: Td3Config = from_run_json(dir, "config", &info.config)?;
+                let a = low.len();
+                let actor = DeterministicActor::new(
+                    obs_dim,
+                    a,
+                    &cfg.hidden,
+                    &device,
+                    &mut episode_rng(0, 0, 0),
+                );
+                let actor = load_module(actor, &checkpoint.join("actor.bpk"))?;
+                let (scale, bias) = box_affine(low, high);
+                let bounds = ActionBox {
+                    scale: matrix(&scale, 1, a, &device),
+                    bias: matrix(&bias, 1, a, &device),
+                    low: matrix(low, 1, a, &device),
+                    high: matrix(high, 1, a, &device),
+                };
+                Networks::Td3(Box::new((actor, bounds)), cfg.exploration_noise)
             }
         };
         Ok(Self {
@@ -222,6 +250,22 @@ impl Policy {
                     )
                     .action
                 };
+                actions.copy_from_slice(&host(action)?);
+            }
+            Networks::Td3(nets, sigma) => {
+                let (actor, bounds) = nets.as_ref();
+                let mut action = actor.forward(x, bounds.scale.clone(), bounds.bias.clone());
+                if !deterministic {
+                    let eps: Vec<f32> = (0..n * self.action_dim)
+                        .map(|_| standard_normal(&mut self.rng))
+                        .collect();
+                    let eps = matrix(&eps, n, self.action_dim, &self.device);
+                    let noise =
+                        eps.mul_scalar(*sigma) * bounds.scale.clone().expand([n, self.action_dim]);
+                    action = (action + noise)
+                        .max_pair(bounds.low.clone().expand([n, self.action_dim]))
+                        .min_pair(bounds.high.clone().expand([n, self.action_dim]));
+                }
                 actions.copy_from_slice(&host(action)?);
             }
         }

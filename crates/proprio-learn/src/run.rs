@@ -24,6 +24,8 @@ pub enum Algo {
     Ppo,
     /// Soft actor-critic.
     Sac,
+    /// Twin delayed DDPG.
+    Td3,
     /// Group-relative policy optimisation.
     Grpo,
 }
@@ -34,6 +36,7 @@ impl Algo {
         match self {
             Self::Ppo => "ppo",
             Self::Sac => "sac",
+            Self::Td3 => "td3",
             Self::Grpo => "grpo",
         }
     }

@@ -9,6 +9,7 @@ use crate::ppo::{Ppo, PpoConfig};
 use crate::run::{Algo, Progress, Run, RunInfo, default_dir, load_run};
 use crate::sac::{Sac, SacConfig};
 use crate::sequence::SequencePolicy;
+use crate::td3::{Td3, Td3Config};
 use proprio::Space;
 use proprio::serde_json::{self, Map, Value};
 use std::path::{Path, PathBuf};
@@ -43,9 +44,11 @@ pub fn default_config(algo: Algo, action_space: &Space) -> Result<Value> {
         (Algo::Ppo, Space::Box { .. }) => serde_json::to_value(PpoConfig::continuous()),
         (Algo::Ppo, _) => serde_json::to_value(PpoConfig::discrete()),
         (Algo::Sac, Space::Box { .. }) => serde_json::to_value(SacConfig::default()),
-        (Algo::Sac, other) => {
+        (Algo::Td3, Space::Box { .. }) => serde_json::to_value(Td3Config::default()),
+        (Algo::Sac | Algo::Td3, other) => {
             return Err(LearnError::Config(format!(
-                "SAC needs a box action space; this env acts in {other}"
+                "{} needs a box action space; this env acts in {other}",
+                algo.name().to_uppercase()
             )));
         }
     };
@@ -94,10 +97,18 @@ fn sac_config(config: &Value, total_steps: Option<u64>) -> Result<SacConfig> {
     Ok(cfg)
 }
 
+fn td3_config(config: &Value, total_steps: Option<u64>) -> Result<Td3Config> {
+    let mut cfg: Td3Config = parse(config)?;
+    cfg.total_steps = total_steps.unwrap_or(cfg.total_steps);
+    cfg.validate().map_err(LearnError::Config)?;
+    Ok(cfg)
+}
+
 /// A learner of any algorithm.
 enum Learner {
     Ppo(Box<Ppo>),
     Sac(Box<Sac>),
+    Td3(Box<Td3>),
     GroupTokens(Box<Grpo<SequencePolicy>>),
     GroupControl(Box<Grpo<ControlPolicy>>),
 }
@@ -137,6 +148,14 @@ impl Learner {
                     total,
                 )
             }
+            (Algo::Td3, _) => {
+                let cfg = td3_config(&info.config, total_steps)?;
+                let total = cfg.total_steps;
+                (
+                    Self::Td3(Box::new(Td3::new(env, cfg, seed, device, threads)?)),
+                    total,
+                )
+            }
         })
     }
 
@@ -144,6 +163,7 @@ impl Learner {
         Ok(match self {
             Self::Ppo(l) => Self::Ppo(Box::new(l.resume(progress, checkpoint)?)),
             Self::Sac(l) => Self::Sac(Box::new(l.resume(progress, checkpoint)?)),
+            Self::Td3(l) => Self::Td3(Box::new(l.resume(progress, checkpoint)?)),
             Self::GroupTokens(l) => Self::GroupTokens(Box::new(l.resume(progress, checkpoint)?)),
             Self::GroupControl(l) => Self::GroupControl(Box::new(l.resume(progress, checkpoint)?)),
         })
@@ -153,6 +173,7 @@ impl Learner {
         match self {
             Self::Ppo(l) => l.train(run),
             Self::Sac(l) => l.train(run),
+            Self::Td3(l) => l.train(run),
             Self::GroupTokens(l) => l.train(run),
             Self::GroupControl(l) => l.train(run),
         }

@@ -1,5 +1,6 @@
 //! SAC hyper-parameters, defaults from CleanRL's `sac_continuous_action.py`.
 
+use crate::offpolicy::Schedule;
 use serde::{Deserialize, Serialize};
 
 /// Every SAC hyper-parameter; `--set key=value` overrides any of them.
@@ -67,6 +68,21 @@ impl Default for SacConfig {
 }
 
 impl SacConfig {
+    /// The off-policy loop's settings.
+    pub fn schedule(&self) -> Schedule {
+        Schedule {
+            total_steps: self.total_steps,
+            num_envs: self.num_envs,
+            buffer_size: self.buffer_size,
+            batch_size: self.batch_size,
+            learning_starts: self.learning_starts,
+            gamma: self.gamma,
+            normalize: self.normalize,
+            eval_every: self.eval_every,
+            eval_episodes: self.eval_episodes,
+        }
+    }
+
     /// Rejects settings the algorithm cannot run with.
     pub fn validate(&self) -> Result<(), String> {
         if self.num_envs == 0 || self.batch_size == 0 || self.buffer_size == 0 {

@@ -1,4 +1,5 @@
-//! SAC networks: a tanh-squashed Gaussian actor, twin Q critics, and the temperature.
+//! SAC networks: a tanh-squashed Gaussian actor and the temperature (the
+//! twin critics are [`crate::critic::TwinCritic`]).
 
 use crate::head::HALF_LN_TAU;
 use crate::mlp::{Activation, Mlp};
@@ -105,46 +106,6 @@ pub fn squash(
     Sampled {
         action,
         log_prob: (gaussian - correction).sum_dim(1),
-    }
-}
-
-/// Two Q networks `(obs, action) → value`, trained together (clipped double-Q).
-#[derive(Module, Debug)]
-pub struct Critics {
-    /// First Q network.
-    pub q1: Mlp,
-    /// Second Q network.
-    pub q2: Mlp,
-}
-
-impl Critics {
-    /// Two independent `hidden` ReLU MLPs on the concatenated observation and action.
-    pub fn new(
-        obs_dim: usize,
-        action_dim: usize,
-        hidden: &[usize],
-        device: &Device,
-        rng: &mut EnvRng,
-    ) -> Self {
-        let sizes = [&[obs_dim + action_dim], hidden, &[1]].concat();
-        Self {
-            q1: Mlp::new(&sizes, Activation::Relu, 1.0, device, rng),
-            q2: Mlp::new(&sizes, Activation::Relu, 1.0, device, rng),
-        }
-    }
-
-    /// Both Q values `[B, 1]`.
-    pub fn forward(&self, obs: Tensor<2>, action: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
-        let input = Tensor::cat(vec![obs, action], 1);
-        (self.q1.forward(input.clone()), self.q2.forward(input))
-    }
-
-    /// `tau · self + (1 − tau) · target` for both networks.
-    pub fn polyak_into(&self, target: Critics, tau: f64) -> Critics {
-        Critics {
-            q1: self.q1.polyak_into(target.q1, tau),
-            q2: self.q2.polyak_into(target.q2, tau),
-        }
     }
 }
 

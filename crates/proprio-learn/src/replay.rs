@@ -1,4 +1,4 @@
-//! A ring-buffer replay memory on the host.
+//! A ring-buffer replay memory on the host, shared by the off-policy learners.
 
 use proprio::EnvRng;
 use proprio::memory;
@@ -50,6 +50,50 @@ impl ReplayBuffer {
             next_obs: memory::filled(&what, capacity * obs_dim, 0.0)?,
             terminated: memory::filled(&what, capacity, 0.0)?,
         })
+    }
+
+    /// Raises the capacity to `capacity` (a resumed run that trains for
+    /// longer), keeping every stored transition in order, oldest first.
+    pub fn grow(&mut self, capacity: usize) -> proprio::Result<()> {
+        if capacity <= self.capacity {
+            return Ok(());
+        }
+        let floats_per_transition = 2 * self.obs_dim + self.action_dim + 2;
+        let what = format!("a replay buffer of {capacity} transitions");
+        memory::check(
+            &what,
+            memory::bytes_of(&[capacity, floats_per_transition], 4),
+        )?;
+        // Chronological order: a full ring's oldest transition sits at `next`.
+        let start = if self.len == self.capacity {
+            self.next
+        } else {
+            0
+        };
+        let (len, old) = (self.len, self.capacity);
+        let unroll = |v: &mut Vec<f32>, width: usize| -> proprio::Result<()> {
+            let mut grown = memory::filled(&what, capacity * width, 0.0)?;
+            for (k, slot) in grown.chunks_exact_mut(width).take(len).enumerate() {
+                let i = (start + k) % old;
+                slot.copy_from_slice(&v[i * width..(i + 1) * width]);
+            }
+            *v = grown;
+            Ok(())
+        };
+        let (d, a) = (self.obs_dim, self.action_dim);
+        unroll(&mut self.obs, d)?;
+        unroll(&mut self.actions, a)?;
+        unroll(&mut self.rewards, 1)?;
+        unroll(&mut self.next_obs, d)?;
+        unroll(&mut self.terminated, 1)?;
+        self.capacity = capacity;
+        self.next = self.len;
+        Ok(())
+    }
+
+    /// Transitions it holds before overwriting the oldest.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Transitions stored.
