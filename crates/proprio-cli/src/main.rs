@@ -1,9 +1,11 @@
 //! `proprio`: list, inspect, roll out and benchmark every registered environment.
 
+mod alloc;
 mod bench;
 mod catalog;
 mod embed;
 mod eval;
+mod heap;
 mod input;
 mod record;
 mod reward_model;
@@ -73,15 +75,25 @@ enum Command {
     View(view::ViewArgs),
 }
 
-/// mimalloc for every command: burn's megabyte temporaries are reused instead of
-/// mapped afresh per op (glibc's default cost GRPO a third of its speed), and
-/// rapier's per-step churn does not fragment the heap (glibc's RSS crept up
-/// 4.4% over an hour of pick-cube; mimalloc's stays flat, see docs/benchmarks.md).
+/// The system allocator, counting the bytes in use for `proprio soak`.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Only the commands that run networks churn through tensors; the others
+    // keep glibc's defaults, which return freed memory (the soak's RSS).
+    if matches!(
+        cli.command,
+        Command::Train(_)
+            | Command::Eval(_)
+            | Command::Record(_)
+            | Command::Embed(_)
+            | Command::BenchEmbed(_)
+            | Command::RewardModel(_)
+    ) {
+        heap::keep_freed_memory();
+    }
     #[cfg(feature = "viewer")]
     let viewer = matches!(cli.command, Command::View(_));
     let result = match cli.command {

@@ -53,6 +53,7 @@ pub fn run(args: &SoakArgs) -> CliResult {
     let start = Instant::now();
     let (mut env_steps, mut episodes) = (0u64, 0u64);
     let (mut baseline, mut last, mut peak) = (None, 0u64, 0u64);
+    let (mut heap_baseline, mut heap_peak) = (0usize, 0usize);
     let mut next_sample = Duration::ZERO;
     while env_steps < args.max_env_steps && start.elapsed().as_secs_f64() < args.max_seconds {
         random.sample(&space, &mut actions);
@@ -81,9 +82,11 @@ pub fn run(args: &SoakArgs) -> CliResult {
                 || env_steps >= args.max_env_steps / 10;
             if baseline.is_none() && warm {
                 baseline = Some(last);
+                heap_baseline = crate::alloc::live_bytes();
             }
             if baseline.is_some() {
                 peak = peak.max(last);
+                heap_peak = heap_peak.max(crate::alloc::live_bytes());
             }
         }
     }
@@ -103,6 +106,9 @@ pub fn run(args: &SoakArgs) -> CliResult {
         "rss_peak_bytes": peak,
         "rss_final_bytes": last,
         "rss_growth_percent": growth,
+        "heap_baseline_bytes": heap_baseline,
+        "heap_peak_bytes": heap_peak,
+        "heap_final_bytes": crate::alloc::live_bytes(),
     });
     println!("{report}");
     if growth > args.max_growth_percent {

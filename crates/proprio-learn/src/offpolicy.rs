@@ -35,6 +35,8 @@ pub struct Schedule {
     pub gamma: f32,
     /// Normalise observations.
     pub normalize: bool,
+    /// Threads of the update's matrix products.
+    pub update_threads: usize,
     /// Evaluate the deterministic policy every this many env steps (0: only at the end).
     pub eval_every: u64,
     /// Episodes per evaluation.
@@ -68,7 +70,7 @@ pub struct Minibatch {
 }
 
 /// An off-policy algorithm: its networks, how it explores and how it learns.
-pub trait Algorithm: Sized {
+pub trait Algorithm: Sized + Send {
     /// The name in messages ("SAC").
     const NAME: &'static str;
 
@@ -94,6 +96,8 @@ pub trait Algorithm: Sized {
 /// An off-policy learner bound to its training envs.
 pub struct OffPolicy<A> {
     algorithm: A,
+    /// The pool the updates run in (burn's CPU kernels split products over its threads).
+    pool: rayon::ThreadPool,
     schedule: Schedule,
     device: Device,
     env: TrainEnv,
@@ -153,11 +157,21 @@ impl<A: Algorithm> OffPolicy<A> {
             device: &device,
         };
         let algorithm = algorithm(shape, &mut rng);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(s.update_threads)
+            .build()
+            .map_err(|e| {
+                LearnError::Config(format!(
+                    "cannot start {} update threads: {e}",
+                    s.update_threads
+                ))
+            })?;
         let capacity = s.buffer_size.min(s.total_steps as usize + s.num_envs);
         Ok(Self {
             next_obs: env.venv_ref().batch().obs.clone(),
             buffer: ReplayBuffer::new(capacity, obs_dim, action_dim)?,
             algorithm,
+            pool,
             schedule,
             rng,
             device,
@@ -189,8 +203,9 @@ impl<A: Algorithm> OffPolicy<A> {
             self.global_step += n as u64;
             if self.global_step > self.schedule.learning_starts {
                 let batch = self.minibatch();
-                self.algorithm
-                    .update(batch, self.iteration, &mut self.rng)?;
+                let (algorithm, rng) = (&mut self.algorithm, &mut self.rng);
+                self.pool
+                    .install(|| algorithm.update(batch, self.iteration, rng))?;
             }
             self.iteration += 1;
             let done = self.global_step >= self.schedule.total_steps;
