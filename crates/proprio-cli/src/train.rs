@@ -1,4 +1,4 @@
-//! `proprio train`: PPO, SAC, TD3 or GRPO on any registered env.
+//! `proprio train`: PPO, SAC, TD3, DSAC-T or GRPO on any registered env.
 
 use crate::{CliResult, Failure, input};
 use clap::{Args, ValueEnum};
@@ -12,6 +12,7 @@ enum AlgoArg {
     Ppo,
     Sac,
     Td3,
+    Dsac,
     Grpo,
 }
 
@@ -86,6 +87,7 @@ pub fn run(args: &TrainArgs) -> CliResult {
                 AlgoArg::Ppo => Algo::Ppo,
                 AlgoArg::Sac => Algo::Sac,
                 AlgoArg::Td3 => Algo::Td3,
+                AlgoArg::Dsac => Algo::Dsac,
                 AlgoArg::Grpo => Algo::Grpo,
             };
             proprio_learn::train(TrainRequest {

@@ -1,6 +1,6 @@
 //! # proprio-learn
 //!
-//! Learners for Proprio envs on burn 0.22: PPO, SAC, TD3 and GRPO, with checkpoints,
+//! Learners for Proprio envs on burn 0.22: PPO, SAC, TD3, DSAC-T and GRPO, with checkpoints,
 //! metrics and learning curves. Networks run on burn's CPU backend (`flex`)
 //! by default, or on any GPU through `wgpu` (cargo feature `wgpu`); the
 //! algorithm code is the same for both.
@@ -9,6 +9,7 @@ pub mod actor;
 mod burn_rl;
 pub mod critic;
 mod device;
+pub mod dsac;
 pub mod encoder;
 mod envs;
 mod error;

@@ -98,10 +98,10 @@ impl Policy {
                     head,
                 }
             }
-            Algo::Sac => {
+            Algo::Sac | Algo::Dsac => {
                 let Space::Box { low, high } = &spec.action_space else {
                     return Err(LearnError::Config(
-                        "a SAC run needs a box action space".into(),
+                        "a SAC or DSAC run needs a box action space".into(),
                     ));
                 };
                 let actor = Actor::new(

@@ -26,6 +26,8 @@ pub enum Algo {
     Sac,
     /// Twin delayed DDPG.
     Td3,
+    /// Distributional soft actor-critic with three refinements (DSAC-T).
+    Dsac,
     /// Group-relative policy optimisation.
     Grpo,
 }
@@ -37,6 +39,7 @@ impl Algo {
             Self::Ppo => "ppo",
             Self::Sac => "sac",
             Self::Td3 => "td3",
+            Self::Dsac => "dsac",
             Self::Grpo => "grpo",
         }
     }

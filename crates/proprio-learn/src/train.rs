@@ -2,6 +2,7 @@
 
 use crate::actor::ControlPolicy;
 use crate::device::Backend;
+use crate::dsac::Dsac;
 use crate::envs::EnvSource;
 use crate::error::{LearnError, Result};
 use crate::grpo::{Grpo, GrpoConfig, registry_envs};
@@ -43,9 +44,9 @@ pub fn default_config(algo: Algo, action_space: &Space) -> Result<Value> {
         (Algo::Ppo, Space::Tokens { .. }) => serde_json::to_value(GrpoConfig::ppo()),
         (Algo::Ppo, Space::Box { .. }) => serde_json::to_value(PpoConfig::continuous()),
         (Algo::Ppo, _) => serde_json::to_value(PpoConfig::discrete()),
-        (Algo::Sac, Space::Box { .. }) => serde_json::to_value(SacConfig::default()),
+        (Algo::Sac | Algo::Dsac, Space::Box { .. }) => serde_json::to_value(SacConfig::default()),
         (Algo::Td3, Space::Box { .. }) => serde_json::to_value(Td3Config::default()),
-        (Algo::Sac | Algo::Td3, other) => {
+        (Algo::Sac | Algo::Td3 | Algo::Dsac, other) => {
             return Err(LearnError::Config(format!(
                 "{} needs a box action space; this env acts in {other}",
                 algo.name().to_uppercase()
@@ -109,6 +110,7 @@ enum Learner {
     Ppo(Box<Ppo>),
     Sac(Box<Sac>),
     Td3(Box<Td3>),
+    Dsac(Box<Dsac>),
     GroupTokens(Box<Grpo<SequencePolicy>>),
     GroupControl(Box<Grpo<ControlPolicy>>),
 }
@@ -148,6 +150,14 @@ impl Learner {
                     total,
                 )
             }
+            (Algo::Dsac, _) => {
+                let cfg = sac_config(&info.config, total_steps)?;
+                let total = cfg.total_steps;
+                (
+                    Self::Dsac(Box::new(Dsac::new(env, cfg, seed, device, threads)?)),
+                    total,
+                )
+            }
             (Algo::Td3, _) => {
                 let cfg = td3_config(&info.config, total_steps)?;
                 let total = cfg.total_steps;
@@ -164,6 +174,7 @@ impl Learner {
             Self::Ppo(l) => Self::Ppo(Box::new(l.resume(progress, checkpoint)?)),
             Self::Sac(l) => Self::Sac(Box::new(l.resume(progress, checkpoint)?)),
             Self::Td3(l) => Self::Td3(Box::new(l.resume(progress, checkpoint)?)),
+            Self::Dsac(l) => Self::Dsac(Box::new(l.resume(progress, checkpoint)?)),
             Self::GroupTokens(l) => Self::GroupTokens(Box::new(l.resume(progress, checkpoint)?)),
             Self::GroupControl(l) => Self::GroupControl(Box::new(l.resume(progress, checkpoint)?)),
         })
@@ -174,6 +185,7 @@ impl Learner {
             Self::Ppo(l) => l.train(run),
             Self::Sac(l) => l.train(run),
             Self::Td3(l) => l.train(run),
+            Self::Dsac(l) => l.train(run),
             Self::GroupTokens(l) => l.train(run),
             Self::GroupControl(l) => l.train(run),
         }

@@ -41,7 +41,7 @@ mod tests {
         let mut checked = 0;
         for (env, algos) in envs.iter().filter(|(k, _)| !k.starts_with('_')) {
             let spec = proprio::registry().spec(env, &Value::Null).unwrap();
-            for algo in [Algo::Ppo, Algo::Sac, Algo::Td3, Algo::Grpo] {
+            for algo in [Algo::Ppo, Algo::Sac, Algo::Td3, Algo::Dsac, Algo::Grpo] {
                 let name = algo.name();
                 if algos.get(name).is_none() {
                     continue;

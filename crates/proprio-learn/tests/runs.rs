@@ -44,7 +44,7 @@ fn tiny_ppo() -> Value {
     json!({"num_steps": 32, "total_steps": 1024, "eval_every": 512, "eval_episodes": 2, "hidden": [16, 16], "anneal_lr": false})
 }
 
-/// SAC and TD3 share these keys.
+/// SAC, TD3 and DSAC-T share these keys.
 fn tiny_off_policy() -> Value {
     json!({"total_steps": 300, "learning_starts": 100, "batch_size": 32, "hidden": [16, 16], "eval_every": 150, "eval_episodes": 2})
 }
@@ -65,6 +65,7 @@ fn same_seed_gives_an_identical_metrics_file() {
             json!({"total_steps": 300, "learning_starts": 100, "batch_size": 32, "hidden": [16, 16], "eval_episodes": 2}),
         ),
         (Algo::Td3, "classic/pendulum-v1", tiny_off_policy()),
+        (Algo::Dsac, "classic/pendulum-v1", tiny_off_policy()),
         (Algo::Grpo, "language/arithmetic-v0", tiny_grpo()),
         (Algo::Grpo, "language/jigsaw-v0", tiny_grpo()),
         (Algo::Grpo, "language/guess-number-v0", tiny_grpo()),
@@ -129,7 +130,7 @@ fn resume_continues_where_an_uninterrupted_run_would_be() {
 #[test]
 fn an_off_policy_run_resumes_where_an_uninterrupted_run_would_be() {
     let dir = Scratch::new("learn-resume-off-policy");
-    for algo in [Algo::Sac, Algo::Td3] {
+    for algo in [Algo::Sac, Algo::Td3, Algo::Dsac] {
         let whole = train(request(
             algo,
             "classic/pendulum-v1",

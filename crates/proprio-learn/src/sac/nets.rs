@@ -69,6 +69,14 @@ impl Actor {
         squash(mean, log_std, eps, scale, bias)
     }
 
+    /// `tau · self + (1 − tau) · target` (Polyak averaging; DSAC-T's target policy).
+    pub fn polyak_into(&self, target: Actor, tau: f64) -> Actor {
+        Actor {
+            net: self.net.polyak_into(target.net, tau),
+            action_dim: self.action_dim,
+        }
+    }
+
     /// The deterministic action `tanh(mean)·scale + bias`.
     pub fn mode(&self, obs: Tensor<2>, scale: Tensor<2>, bias: Tensor<2>) -> Tensor<2> {
         let (mean, _) = self.forward(obs);
