@@ -15,15 +15,11 @@ pub use loss::{SAMPLE_CLIP, TD_BOUND_SIGMAS, critic_loss, gaussian};
 use crate::critic::TwinCritic;
 use crate::envs::EnvSource;
 use crate::error::{LearnError, Result};
-use crate::head::standard_normal;
 use crate::offpolicy::{
-    Algorithm, Minibatch, OffPolicy, Shape, load_optimizer, module_device, save_module,
-    save_optimizer,
+    Algorithm, Minibatch, OffPolicy, Shape, load_optimizer, save_module, save_optimizer,
 };
 use crate::run::load_module;
-use crate::sac::{Actor, SacConfig, Temperature, box_affine};
-use crate::tensor::{host, matrix};
-use burn::module::Module;
+use crate::sac::{Actor, SacConfig, Squash, Temperature, normal};
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::EnvRng;
@@ -66,9 +62,7 @@ pub struct DistributionalSac {
     actor_optim: ModuleOptimizer,
     q_optim: ModuleOptimizer,
     alpha_optim: ModuleOptimizer,
-    action_dim: usize,
-    scale: Vec<f32>,
-    bias: Vec<f32>,
+    squash: Squash,
     /// Last critic loss, actor loss, temperature loss and mean critic σ.
     losses: [f32; 4],
 }
@@ -79,7 +73,6 @@ impl DistributionalSac {
         let actor = Actor::new(d, a, &cfg.hidden, device, rng);
         // Two outputs per critic: the mean and log σ of its value distribution.
         let critics = TwinCritic::new(d + a, &cfg.hidden, 2, device, rng);
-        let (scale, bias) = box_affine(shape.low, shape.high);
         Self {
             temperature: Temperature::new(cfg.alpha, device),
             actor_optim: AdamConfig::new().init(),
@@ -91,23 +84,9 @@ impl DistributionalSac {
             cfg,
             actor,
             critics,
-            action_dim: a,
-            scale,
-            bias,
+            squash: Squash::new(shape.low, shape.high),
             losses: [0.0; 4],
         }
-    }
-
-    fn scale_bias(&self, device: &Device) -> (Tensor<2>, Tensor<2>) {
-        (
-            matrix(&self.scale, 1, self.action_dim, device),
-            matrix(&self.bias, 1, self.action_dim, device),
-        )
-    }
-
-    fn noise(&self, rows: usize, cols: usize, rng: &mut EnvRng) -> Tensor<2> {
-        let eps: Vec<f32> = (0..rows * cols).map(|_| standard_normal(rng)).collect();
-        matrix(&eps, rows, cols, &self.device)
     }
 }
 
@@ -116,10 +95,7 @@ impl Algorithm for DistributionalSac {
 
     /// A sample of the squashed Gaussian policy.
     fn explore(&mut self, obs: Tensor<2>, rng: &mut EnvRng) -> Result<Vec<f32>> {
-        let [n, _] = obs.dims();
-        let eps = self.noise(n, self.action_dim, rng);
-        let (scale, bias) = self.scale_bias(&self.device);
-        host(self.actor.sample(obs, eps, scale, bias).action.detach())
+        self.squash.explore(&self.actor, obs, rng)
     }
 
     /// One critic step; every `policy_frequency` steps one actor and temperature step and the Polyak updates.
@@ -132,17 +108,18 @@ impl Algorithm for DistributionalSac {
             not_done,
         } = batch;
         let [b, _] = obs.dims();
-        let (scale, bias) = self.scale_bias(&self.device);
+        let (a, dev) = (self.squash.action_dim(), &self.device);
+        let (scale, bias) = self.squash.rows(dev);
         let alpha = self.temperature.alpha().into_scalar::<f32>();
         let gamma = self.cfg.gamma;
 
         // Targets from the target policy and the target critics.
-        let eps = self.noise(b, self.action_dim, rng);
+        let eps = normal(b, a, rng, dev);
         let next = self
             .target_actor
             .sample(next_obs.clone(), eps, scale.clone(), bias.clone());
         let (next_mean, next_std) = gaussian(self.target_critics.forward(next_obs, next.action));
-        let z = self.noise(b, 1, rng).clamp(-SAMPLE_CLIP, SAMPLE_CLIP);
+        let z = normal(b, 1, rng, dev).clamp(-SAMPLE_CLIP, SAMPLE_CLIP);
         let next_sample = next_mean.clone() + next_std * z.unsqueeze_dim::<3>(0);
         let (m1, m2) = crate::critic::split(next_mean);
         let (s1, s2) = crate::critic::split(next_sample);
@@ -172,7 +149,7 @@ impl Algorithm for DistributionalSac {
             .step(self.cfg.q_lr, self.critics.clone(), grads);
 
         if iteration.is_multiple_of(self.cfg.policy_frequency) {
-            let eps = self.noise(b, self.action_dim, rng);
+            let eps = normal(b, a, rng, dev);
             let pi = self.actor.sample(obs.clone(), eps, scale, bias);
             let (mean, _) = gaussian(self.critics.forward(obs, pi.action));
             let (q1, q2) = crate::critic::split(mean);
@@ -183,7 +160,7 @@ impl Algorithm for DistributionalSac {
                 .actor_optim
                 .step(self.cfg.policy_lr, self.actor.clone(), grads);
             if self.cfg.autotune {
-                let target_entropy = -(self.action_dim as f32);
+                let target_entropy = -(a as f32);
                 let log_prob = pi.log_prob.detach();
                 let alpha_loss = (self.temperature.alpha().unsqueeze::<2>().neg()
                     * log_prob.add_scalar(target_entropy))
@@ -203,15 +180,7 @@ impl Algorithm for DistributionalSac {
 
     /// `tanh(mean)` of the policy, in the action box.
     fn greedy(&self) -> impl FnMut(&[f32], usize, &mut [f32]) -> Result<()> {
-        let actor = self.actor.valid();
-        let device = module_device(&actor);
-        let (scale, bias) = self.scale_bias(&device);
-        move |obs, n, actions| {
-            let obs = matrix(obs, n, obs.len() / n.max(1), &device);
-            let action = actor.mode(obs, scale.clone(), bias.clone());
-            actions.copy_from_slice(&host(action)?);
-            Ok(())
-        }
+        self.squash.greedy(&self.actor)
     }
 
     fn metrics(&self, row: &mut Map<String, Value>) {

@@ -6,19 +6,15 @@ mod config;
 mod nets;
 
 pub use config::SacConfig;
-pub use nets::{Actor, Sampled, Temperature, box_affine, squash};
+pub use nets::{Actor, Sampled, Squash, Temperature, box_affine, normal, squash};
 
 use crate::critic::TwinCritic;
 use crate::envs::EnvSource;
 use crate::error::{LearnError, Result};
-use crate::head::standard_normal;
 use crate::offpolicy::{
-    Algorithm, Minibatch, OffPolicy, Shape, load_optimizer, module_device, save_module,
-    save_optimizer,
+    Algorithm, Minibatch, OffPolicy, Shape, load_optimizer, save_module, save_optimizer,
 };
 use crate::run::load_module;
-use crate::tensor::{host, matrix};
-use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::EnvRng;
@@ -60,9 +56,7 @@ pub struct SoftActorCritic {
     actor_optim: ModuleOptimizer,
     q_optim: ModuleOptimizer,
     alpha_optim: ModuleOptimizer,
-    action_dim: usize,
-    scale: Vec<f32>,
-    bias: Vec<f32>,
+    squash: Squash,
     losses: (f32, f32, f32),
 }
 
@@ -71,7 +65,6 @@ impl SoftActorCritic {
         let (d, a, device) = (shape.obs_dim, shape.low.len(), shape.device);
         let actor = Actor::new(d, a, &cfg.hidden, device, rng);
         let critics = TwinCritic::new(d + a, &cfg.hidden, 1, device, rng);
-        let (scale, bias) = box_affine(shape.low, shape.high);
         Self {
             temperature: Temperature::new(cfg.alpha, device),
             actor_optim: AdamConfig::new().init(),
@@ -82,25 +75,9 @@ impl SoftActorCritic {
             cfg,
             actor,
             critics,
-            action_dim: a,
-            scale,
-            bias,
+            squash: Squash::new(shape.low, shape.high),
             losses: (0.0, 0.0, 0.0),
         }
-    }
-
-    fn scale_bias(&self, device: &Device) -> (Tensor<2>, Tensor<2>) {
-        (
-            matrix(&self.scale, 1, self.action_dim, device),
-            matrix(&self.bias, 1, self.action_dim, device),
-        )
-    }
-
-    fn noise(&self, rows: usize, rng: &mut EnvRng) -> Tensor<2> {
-        let eps: Vec<f32> = (0..rows * self.action_dim)
-            .map(|_| standard_normal(rng))
-            .collect();
-        matrix(&eps, rows, self.action_dim, &self.device)
     }
 }
 
@@ -109,10 +86,7 @@ impl Algorithm for SoftActorCritic {
 
     /// A sample of the squashed Gaussian policy.
     fn explore(&mut self, obs: Tensor<2>, rng: &mut EnvRng) -> Result<Vec<f32>> {
-        let [n, _] = obs.dims();
-        let eps = self.noise(n, rng);
-        let (scale, bias) = self.scale_bias(&self.device);
-        host(self.actor.sample(obs, eps, scale, bias).action.detach())
+        self.squash.explore(&self.actor, obs, rng)
     }
 
     /// One critic step, and every `policy_frequency` steps that many actor (and temperature) steps.
@@ -125,11 +99,12 @@ impl Algorithm for SoftActorCritic {
             not_done,
         } = batch;
         let [b, _] = obs.dims();
-        let (scale, bias) = self.scale_bias(&self.device);
+        let (a, dev) = (self.squash.action_dim(), &self.device);
+        let (scale, bias) = self.squash.rows(dev);
         let alpha = self.temperature.alpha().into_scalar::<f32>();
-        let target_entropy = -(self.action_dim as f32);
+        let target_entropy = -(a as f32);
 
-        let eps = self.noise(b, rng);
+        let eps = normal(b, a, rng, dev);
         let next = self
             .actor
             .sample(next_obs.clone(), eps, scale.clone(), bias.clone());
@@ -156,7 +131,7 @@ impl Algorithm for SoftActorCritic {
         if iteration.is_multiple_of(self.cfg.policy_frequency) {
             for _ in 0..self.cfg.policy_frequency {
                 let alpha = self.temperature.alpha().into_scalar::<f32>();
-                let eps = self.noise(b, rng);
+                let eps = normal(b, a, rng, dev);
                 let pi = self
                     .actor
                     .sample(obs.clone(), eps, scale.clone(), bias.clone());
@@ -168,7 +143,7 @@ impl Algorithm for SoftActorCritic {
                     .actor_optim
                     .step(self.cfg.policy_lr, self.actor.clone(), grads);
                 if self.cfg.autotune {
-                    let eps = self.noise(b, rng);
+                    let eps = normal(b, a, rng, dev);
                     let log_prob = self
                         .actor
                         .sample(obs.clone(), eps, scale.clone(), bias.clone())
@@ -194,15 +169,7 @@ impl Algorithm for SoftActorCritic {
 
     /// `tanh(mean)` of the policy, in the action box.
     fn greedy(&self) -> impl FnMut(&[f32], usize, &mut [f32]) -> Result<()> {
-        let actor = self.actor.valid();
-        let device = module_device(&actor);
-        let (scale, bias) = self.scale_bias(&device);
-        move |obs, n, actions| {
-            let obs = matrix(obs, n, obs.len() / n.max(1), &device);
-            let action = actor.mode(obs, scale.clone(), bias.clone());
-            actions.copy_from_slice(&host(action)?);
-            Ok(())
-        }
+        self.squash.greedy(&self.actor)
     }
 
     fn metrics(&self, row: &mut Map<String, Value>) {

@@ -1,8 +1,10 @@
 //! SAC networks: a tanh-squashed Gaussian actor and the temperature (the
 //! twin critics are [`crate::critic::TwinCritic`]).
 
-use crate::head::HALF_LN_TAU;
+use crate::error::Result;
+use crate::head::{HALF_LN_TAU, standard_normal};
 use crate::mlp::{Activation, Mlp};
+use crate::tensor::{host, matrix};
 use burn::module::Param;
 use burn::prelude::*;
 use proprio::EnvRng;
@@ -139,4 +141,61 @@ impl Temperature {
     pub fn alpha(&self) -> Tensor<1> {
         self.log_alpha.val().exp()
     }
+}
+
+/// A squashed policy's action box and its noise, shared by SAC and DSAC-T.
+#[derive(Debug, Clone)]
+pub struct Squash {
+    scale: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+impl Squash {
+    /// The affine map from `[-1, 1]` onto the box `[low, high]`.
+    pub fn new(low: &[f32], high: &[f32]) -> Self {
+        let (scale, bias) = box_affine(low, high);
+        Self { scale, bias }
+    }
+
+    /// Action components.
+    pub fn action_dim(&self) -> usize {
+        self.scale.len()
+    }
+
+    /// `(scale, bias)` as `[1, A]` rows on `device`.
+    pub fn rows(&self, device: &Device) -> (Tensor<2>, Tensor<2>) {
+        let a = self.action_dim();
+        (
+            matrix(&self.scale, 1, a, device),
+            matrix(&self.bias, 1, a, device),
+        )
+    }
+
+    /// A sample of `actor`'s policy at `obs` `[n, D]`, on the host (exploration).
+    pub fn explore(&self, actor: &Actor, obs: Tensor<2>, rng: &mut EnvRng) -> Result<Vec<f32>> {
+        let [n, _] = obs.dims();
+        let device = obs.device();
+        let eps = normal(n, self.action_dim(), rng, &device);
+        let (scale, bias) = self.rows(&device);
+        host(actor.sample(obs, eps, scale, bias).action.detach())
+    }
+
+    /// `tanh(mean)` of `actor`'s policy in the box, as an evaluation closure.
+    pub fn greedy(&self, actor: &Actor) -> impl FnMut(&[f32], usize, &mut [f32]) -> Result<()> {
+        let actor = actor.valid();
+        let device = actor.net.device();
+        let (scale, bias) = self.rows(&device);
+        move |obs, n, actions| {
+            let obs = matrix(obs, n, obs.len() / n.max(1), &device);
+            let action = actor.mode(obs, scale.clone(), bias.clone());
+            actions.copy_from_slice(&host(action)?);
+            Ok(())
+        }
+    }
+}
+
+/// Standard-normal draws `[rows, cols]` from `rng`, on `device`.
+pub fn normal(rows: usize, cols: usize, rng: &mut EnvRng, device: &Device) -> Tensor<2> {
+    let eps: Vec<f32> = (0..rows * cols).map(|_| standard_normal(rng)).collect();
+    matrix(&eps, rows, cols, device)
 }
