@@ -68,6 +68,29 @@ impl TwinCritic {
         x
     }
 
+    /// The first critic's outputs alone `[B, outputs]` (TD3's actor climbs only
+    /// it): the second critic's half of every layer is left out, not computed.
+    pub fn first(&self, obs: Tensor<2>, action: Tensor<2>) -> Tensor<2> {
+        let mut x = Tensor::cat(vec![obs, action], 1);
+        let last = self.weights.len() - 1;
+        for (k, (w, b)) in self.weights.iter().zip(&self.biases).enumerate() {
+            let [_, inputs, outputs] = w.dims();
+            let w = w
+                .val()
+                .slice([0..1, 0..inputs, 0..outputs])
+                .reshape([inputs, outputs]);
+            let b = b
+                .val()
+                .slice([0..1, 0..1, 0..outputs])
+                .reshape([1, outputs]);
+            x = x.matmul(w) + b;
+            if k < last {
+                x = burn::tensor::activation::relu(x);
+            }
+        }
+        x
+    }
+
     /// The smaller of the two critics' outputs, element by element: `[B, outputs]`.
     pub fn min(&self, obs: Tensor<2>, action: Tensor<2>) -> Tensor<2> {
         let (q1, q2) = split(self.forward(obs, action));

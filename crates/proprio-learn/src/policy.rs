@@ -10,7 +10,7 @@ use crate::run::load_module;
 use crate::run::{Algo, RunInfo, load_run};
 use crate::sac::{Actor, box_affine, squash};
 use crate::sequence::SequencePolicy;
-use crate::td3::{ActionBox, DeterministicActor, Td3Config};
+use crate::td3::{ActionBox, DeterministicActor, Td3Config, add_exploration_noise};
 use crate::tensor::{host, matrix};
 use burn::prelude::*;
 use proprio::serde_json::Value;
@@ -25,7 +25,7 @@ enum Networks {
     },
     Sac(Box<SquashedActor>),
     /// A TD3 actor; sampling adds its Gaussian exploration noise.
-    Td3(Box<(DeterministicActor, ActionBox)>, f32),
+    Td3(Box<DeterministicPolicy>),
     /// A group-learner (or token-level PPO) transformer, sampled at the run's temperature.
     Sequence(Box<SequencePolicy>, f32),
     /// A group-learner MLP policy for a control env.
@@ -37,6 +37,15 @@ struct SquashedActor {
     actor: Actor,
     scale: Tensor<2>,
     bias: Tensor<2>,
+}
+
+/// A TD3 actor with its action box and exploration noise (in half-widths).
+struct DeterministicPolicy {
+    actor: DeterministicActor,
+    bounds: ActionBox,
+    low: Vec<f32>,
+    high: Vec<f32>,
+    sigma: f32,
 }
 
 /// A trained policy loaded from a run directory.
@@ -126,23 +135,20 @@ impl Policy {
                     ));
                 };
                 let cfg: Td3Config = from_run_json(dir, "config", &info.config)?;
-                let a = low.len();
                 let actor = DeterministicActor::new(
                     obs_dim,
-                    a,
+                    low.len(),
                     &cfg.hidden,
                     &device,
                     &mut episode_rng(0, 0, 0),
                 );
-                let actor = load_module(actor, &checkpoint.join("actor.bpk"))?;
-                let (scale, bias) = box_affine(low, high);
-                let bounds = ActionBox {
-                    scale: matrix(&scale, 1, a, &device),
-                    bias: matrix(&bias, 1, a, &device),
-                    low: matrix(low, 1, a, &device),
-                    high: matrix(high, 1, a, &device),
-                };
-                Networks::Td3(Box::new((actor, bounds)), cfg.exploration_noise)
+                Networks::Td3(Box::new(DeterministicPolicy {
+                    actor: load_module(actor, &checkpoint.join("actor.bpk"))?,
+                    bounds: ActionBox::new(low, high, &device),
+                    low: low.clone(),
+                    high: high.clone(),
+                    sigma: cfg.exploration_noise,
+                }))
             }
         };
         Ok(Self {
@@ -252,21 +258,19 @@ impl Policy {
                 };
                 actions.copy_from_slice(&host(action)?);
             }
-            Networks::Td3(nets, sigma) => {
-                let (actor, bounds) = nets.as_ref();
-                let mut action = actor.forward(x, bounds.scale.clone(), bounds.bias.clone());
-                if !deterministic {
-                    let eps: Vec<f32> = (0..n * self.action_dim)
-                        .map(|_| standard_normal(&mut self.rng))
-                        .collect();
-                    let eps = matrix(&eps, n, self.action_dim, &self.device);
-                    let noise =
-                        eps.mul_scalar(*sigma) * bounds.scale.clone().expand([n, self.action_dim]);
-                    action = (action + noise)
-                        .max_pair(bounds.low.clone().expand([n, self.action_dim]))
-                        .min_pair(bounds.high.clone().expand([n, self.action_dim]));
-                }
+            Networks::Td3(td3) => {
+                let DeterministicPolicy {
+                    actor,
+                    bounds,
+                    low,
+                    high,
+                    sigma,
+                } = td3.as_ref();
+                let action = actor.forward(x, bounds.scale.clone(), bounds.bias.clone());
                 actions.copy_from_slice(&host(action)?);
+                if !deterministic {
+                    add_exploration_noise(actions, low, high, *sigma, &mut self.rng);
+                }
             }
         }
         Ok(())

@@ -58,36 +58,25 @@ impl ReplayBuffer {
         if capacity <= self.capacity {
             return Ok(());
         }
-        let floats_per_transition = 2 * self.obs_dim + self.action_dim + 2;
-        let what = format!("a replay buffer of {capacity} transitions");
-        memory::check(
-            &what,
-            memory::bytes_of(&[capacity, floats_per_transition], 4),
-        )?;
+        let mut grown = Self::new(capacity, self.obs_dim, self.action_dim)?;
         // Chronological order: a full ring's oldest transition sits at `next`.
         let start = if self.len == self.capacity {
             self.next
         } else {
             0
         };
-        let (len, old) = (self.len, self.capacity);
-        let unroll = |v: &mut Vec<f32>, width: usize| -> proprio::Result<()> {
-            let mut grown = memory::filled(&what, capacity * width, 0.0)?;
-            for (k, slot) in grown.chunks_exact_mut(width).take(len).enumerate() {
-                let i = (start + k) % old;
-                slot.copy_from_slice(&v[i * width..(i + 1) * width]);
-            }
-            *v = grown;
-            Ok(())
-        };
         let (d, a) = (self.obs_dim, self.action_dim);
-        unroll(&mut self.obs, d)?;
-        unroll(&mut self.actions, a)?;
-        unroll(&mut self.rewards, 1)?;
-        unroll(&mut self.next_obs, d)?;
-        unroll(&mut self.terminated, 1)?;
-        self.capacity = capacity;
-        self.next = self.len;
+        for k in 0..self.len {
+            let i = (start + k) % self.capacity;
+            grown.push(
+                &self.obs[i * d..(i + 1) * d],
+                &self.actions[i * a..(i + 1) * a],
+                self.rewards[i],
+                &self.next_obs[i * d..(i + 1) * d],
+                self.terminated[i] != 0.0,
+            );
+        }
+        *self = grown;
         Ok(())
     }
 

@@ -7,18 +7,17 @@ mod config;
 mod nets;
 
 pub use config::Td3Config;
-pub use nets::{ActionBox, DeterministicActor, smoothed};
+pub use nets::{ActionBox, DeterministicActor, add_exploration_noise, smoothed};
 
 use crate::critic::TwinCritic;
 use crate::envs::EnvSource;
 use crate::error::{LearnError, Result};
-use crate::head::standard_normal;
 use crate::offpolicy::{
     Algorithm, Minibatch, OffPolicy, Shape, load_optimizer, module_device, save_module,
     save_optimizer,
 };
 use crate::run::load_module;
-use crate::sac::box_affine;
+use crate::sac::normal;
 use crate::tensor::{host, matrix};
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
@@ -63,6 +62,8 @@ pub struct TwinDelayed {
     q_optim: ModuleOptimizer,
     low: Vec<f32>,
     high: Vec<f32>,
+    /// The action box on the training device.
+    bounds: ActionBox,
     losses: (f32, f32),
 }
 
@@ -79,6 +80,7 @@ impl TwinDelayed {
             device: device.clone(),
             low: shape.low.to_vec(),
             high: shape.high.to_vec(),
+            bounds: ActionBox::new(shape.low, shape.high, device),
             cfg,
             actor,
             critics,
@@ -86,19 +88,8 @@ impl TwinDelayed {
         }
     }
 
-    fn bounds(&self, device: &Device) -> ActionBox {
-        let (scale, bias) = box_affine(&self.low, &self.high);
-        let a = self.low.len();
-        ActionBox {
-            scale: matrix(&scale, 1, a, device),
-            bias: matrix(&bias, 1, a, device),
-            low: matrix(&self.low, 1, a, device),
-            high: matrix(&self.high, 1, a, device),
-        }
-    }
-
-    fn act(&self, actor: &DeterministicActor, obs: Tensor<2>, bounds: &ActionBox) -> Tensor<2> {
-        actor.forward(obs, bounds.scale.clone(), bounds.bias.clone())
+    fn act(&self, actor: &DeterministicActor, obs: Tensor<2>) -> Tensor<2> {
+        actor.forward(obs, self.bounds.scale.clone(), self.bounds.bias.clone())
     }
 }
 
@@ -107,14 +98,9 @@ impl Algorithm for TwinDelayed {
 
     /// The actor's action plus Gaussian noise of `exploration_noise` half-widths, clipped to the box.
     fn explore(&mut self, obs: Tensor<2>, rng: &mut EnvRng) -> Result<Vec<f32>> {
-        let bounds = self.bounds(&self.device);
-        let mut actions = host(self.act(&self.actor, obs, &bounds).detach())?;
-        let a = self.low.len();
-        for (k, x) in actions.iter_mut().enumerate() {
-            let (lo, hi) = (self.low[k % a], self.high[k % a]);
-            let sigma = self.cfg.exploration_noise * (hi - lo) / 2.0;
-            *x = (*x + sigma * standard_normal(rng)).clamp(lo, hi);
-        }
+        let mut actions = host(self.act(&self.actor, obs).detach())?;
+        let sigma = self.cfg.exploration_noise;
+        add_exploration_noise(&mut actions, &self.low, &self.high, sigma, rng);
         Ok(actions)
     }
 
@@ -128,16 +114,12 @@ impl Algorithm for TwinDelayed {
             not_done,
         } = batch;
         let [b, _] = obs.dims();
-        let a = self.low.len();
-        let bounds = self.bounds(&self.device);
-
-        let eps: Vec<f32> = (0..b * a).map(|_| standard_normal(rng)).collect();
         let next_actions = smoothed(
-            self.act(&self.target_actor, next_obs.clone(), &bounds),
-            matrix(&eps, b, a, &self.device),
+            self.act(&self.target_actor, next_obs.clone()),
+            normal(b, self.low.len(), rng, &self.device),
             self.cfg.policy_noise,
             self.cfg.noise_clip,
-            &bounds,
+            &self.bounds,
         );
         let next_q = self.target_critics.min(next_obs, next_actions);
         let target_q = (rewards + not_done * next_q.mul_scalar(self.cfg.gamma)).detach();
@@ -161,9 +143,8 @@ impl Algorithm for TwinDelayed {
 
         if iteration.is_multiple_of(self.cfg.policy_frequency) {
             // The actor climbs the first critic only (as in the paper and CleanRL).
-            let pi = self.act(&self.actor, obs.clone(), &bounds);
-            let (q1, _) = crate::critic::split(self.critics.forward(obs, pi));
-            let actor_loss = q1.mean().neg();
+            let pi = self.act(&self.actor, obs.clone());
+            let actor_loss = self.critics.first(obs, pi).mean().neg();
             self.losses.1 = actor_loss.clone().into_scalar::<f32>();
             let grads = GradientsParams::from_grads(actor_loss.backward(), &self.actor);
             self.actor = self
@@ -179,7 +160,7 @@ impl Algorithm for TwinDelayed {
     /// The actor's action, without noise.
     fn greedy(&self) -> impl FnMut(&[f32], usize, &mut [f32]) -> Result<()> {
         let actor = self.actor.valid();
-        let bounds = self.bounds(&module_device(&actor));
+        let bounds = ActionBox::new(&self.low, &self.high, &module_device(&actor));
         move |obs, n, actions| {
             let device = bounds.scale.device();
             let obs = matrix(obs, n, obs.len() / n.max(1), &device);

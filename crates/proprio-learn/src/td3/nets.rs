@@ -1,7 +1,10 @@
 //! TD3's deterministic actor and its target-policy smoothing (the critics are
 //! [`crate::critic::TwinCritic`]).
 
+use crate::head::standard_normal;
 use crate::mlp::{Activation, Mlp};
+use crate::sac::box_affine;
+use crate::tensor::matrix;
 use burn::prelude::*;
 use proprio::EnvRng;
 
@@ -52,6 +55,37 @@ pub struct ActionBox {
     pub low: Tensor<2>,
     /// Upper bounds.
     pub high: Tensor<2>,
+}
+
+impl ActionBox {
+    /// The box `[low, high]` as rows on `device`.
+    pub fn new(low: &[f32], high: &[f32], device: &Device) -> Self {
+        let (scale, bias) = box_affine(low, high);
+        let a = low.len();
+        Self {
+            scale: matrix(&scale, 1, a, device),
+            bias: matrix(&bias, 1, a, device),
+            low: matrix(low, 1, a, device),
+            high: matrix(high, 1, a, device),
+        }
+    }
+}
+
+/// TD3's exploration: Gaussian noise of `sigma` half-widths of the box added
+/// to each component of `actions` (`[n × A]`, row-major), then clipped to the box.
+pub fn add_exploration_noise(
+    actions: &mut [f32],
+    low: &[f32],
+    high: &[f32],
+    sigma: f32,
+    rng: &mut EnvRng,
+) {
+    for row in actions.chunks_exact_mut(low.len()) {
+        for ((x, &lo), &hi) in row.iter_mut().zip(low).zip(high) {
+            let std = sigma * (hi - lo) / 2.0;
+            *x = (*x + std * standard_normal(rng)).clamp(lo, hi);
+        }
+    }
 }
 
 /// Target policy smoothing (Fujimoto et al. 2018, eq. 14): the target actor's

@@ -9,22 +9,11 @@ fn device() -> Device {
     Device::default().autodiff()
 }
 
-fn bounds(low: &[f32], high: &[f32], device: &Device) -> ActionBox {
-    let (scale, bias) = box_affine(low, high);
-    let a = low.len();
-    ActionBox {
-        scale: matrix(&scale, 1, a, device),
-        bias: matrix(&bias, 1, a, device),
-        low: matrix(low, 1, a, device),
-        high: matrix(high, 1, a, device),
-    }
-}
-
 #[test]
 fn smoothing_noise_is_clipped_then_the_action_is_kept_in_the_box() {
     let dev = device();
     // Half-widths 2 and 0.5: a clip of 0.5 half-widths is ±1 and ±0.25.
-    let b = bounds(&[-2.0, 0.0], &[2.0, 1.0], &dev);
+    let b = ActionBox::new(&[-2.0, 0.0], &[2.0, 1.0], &dev);
     let target = matrix(&[0.0, 0.5, 1.5, 0.9, 0.0, 0.5], 3, 2, &dev);
     let eps = matrix(&[100.0, -100.0, 100.0, 100.0, 0.5, 1.0], 3, 2, &dev);
     let out = host(smoothed(target, eps, 0.2, 0.5, &b)).unwrap();
