@@ -3,7 +3,9 @@
 # kernel) with random actions and autoreset for 10^8 env steps or
 # SOAK_SECONDS (default 3600) each, whichever comes first. `proprio soak`
 # fails on any non-finite observation or reward and on resident-memory growth
-# over 1% after the warm-up. Prints one JSON line per run and a Markdown table.
+# over 1% after the warm-up (SOAK_WARMUP seconds, default 120, at most a tenth
+# of the steps: the allocator's pools settle in the first minutes of a
+# contact-rich world). Prints one JSON line per run and a Markdown table.
 #
 #   tools/soak.sh                      # the full soak (up to 1 h per run)
 #   SOAK_SECONDS=120 tools/soak.sh     # a shorter one
@@ -11,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${SOAK_SECONDS:-3600}
 steps=${SOAK_STEPS:-100000000}
+warmup=${SOAK_WARMUP:-120}
 out=${SOAK_OUT:-target/soak.jsonl}
 cargo build --locked -q
 : > "$out"
@@ -25,7 +28,7 @@ status=0
 for run in "${runs[@]}"; do
   read -r env n backend <<<"$run"
   if ! target/debug/proprio soak --env "$env" --num-envs "$n" --backend "$backend" \
-      --max-env-steps "$steps" --max-seconds "$seconds" >>"$out"; then
+      --max-env-steps "$steps" --max-seconds "$seconds" --warmup-seconds "$warmup" >>"$out"; then
     status=1
   fi
   tail -n 1 "$out"

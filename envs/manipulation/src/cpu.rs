@@ -174,7 +174,7 @@ impl<'a> Part<'a> {
 
 /// Starts the staged episode (the staged slot is left with the old world, to be restaged).
 fn start(slot: &mut Slot, staged: &mut ManipState) {
-    slot.world.swap_physics(&mut staged.physics);
+    slot.world.restart(&mut staged.physics);
     slot.task = staged.task;
 }
 

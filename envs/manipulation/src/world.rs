@@ -66,9 +66,13 @@ impl World {
         &mut self.physics
     }
 
-    /// Swaps in another physical state (the other side gets this world's).
-    pub fn swap_physics(&mut self, other: &mut Physics) {
+    /// Starts a new episode from `other` (which gets this world's old state), with
+    /// fresh workspaces: kept across episodes, they would ratchet up to the largest
+    /// contact set any episode ever had, and memory would creep up for hours.
+    pub fn restart(&mut self, other: &mut Physics) {
         std::mem::swap(&mut self.physics, other);
+        self.pipeline = PhysicsPipeline::new();
+        self.ccd = CCDSolver::new();
     }
 
     /// Advances one physics step.
