@@ -53,7 +53,7 @@ pub fn run(args: &SoakArgs) -> CliResult {
     let start = Instant::now();
     let (mut env_steps, mut episodes) = (0u64, 0u64);
     let (mut baseline, mut last, mut peak) = (None, 0u64, 0u64);
-    let (mut heap_baseline, mut heap_peak) = (0usize, 0usize);
+    let (mut heap_baseline, mut heap_last, mut heap_peak) = (0usize, 0usize, 0usize);
     let mut next_sample = Duration::ZERO;
     while env_steps < args.max_env_steps && start.elapsed().as_secs_f64() < args.max_seconds {
         random.sample(&space, &mut actions);
@@ -78,15 +78,16 @@ pub fn run(args: &SoakArgs) -> CliResult {
         if start.elapsed() >= next_sample {
             next_sample += Duration::from_millis(250);
             last = rss_bytes().unwrap_or(0);
+            heap_last = crate::alloc::live_bytes();
             let warm = start.elapsed().as_secs_f64() >= args.warmup_seconds
                 || env_steps >= args.max_env_steps / 10;
             if baseline.is_none() && warm {
                 baseline = Some(last);
-                heap_baseline = crate::alloc::live_bytes();
+                heap_baseline = heap_last;
             }
             if baseline.is_some() {
                 peak = peak.max(last);
-                heap_peak = heap_peak.max(crate::alloc::live_bytes());
+                heap_peak = heap_peak.max(heap_last);
             }
         }
     }
@@ -108,7 +109,7 @@ pub fn run(args: &SoakArgs) -> CliResult {
         "rss_growth_percent": growth,
         "heap_baseline_bytes": heap_baseline,
         "heap_peak_bytes": heap_peak,
-        "heap_final_bytes": crate::alloc::live_bytes(),
+        "heap_final_bytes": heap_last,
     });
     println!("{report}");
     if growth > args.max_growth_percent {

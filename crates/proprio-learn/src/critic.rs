@@ -97,6 +97,13 @@ impl TwinCritic {
         q1.min_pair(q2)
     }
 
+    /// A copy whose weights take no gradient, for the actor's loss: it
+    /// backpropagates through the critics to the action only, and the weight
+    /// gradients it would compute and throw away (a third of its critic work) are skipped.
+    pub fn frozen(&self) -> TwinCritic {
+        self.clone().no_grad()
+    }
+
     /// `tau · self + (1 − tau) · target`, parameter by parameter (Polyak averaging).
     pub fn polyak_into(&self, target: TwinCritic, tau: f64) -> TwinCritic {
         // Detached: a target network is never trained, and must not keep the online graph alive.

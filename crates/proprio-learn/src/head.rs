@@ -18,8 +18,12 @@ pub(crate) const HALF_LN_TAU: f32 = 0.918_938_5;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ActionHead {
-    /// Diagonal Gaussian with a state-independent log-std (box actions).
-    Gaussian { dim: usize },
+    /// Diagonal Gaussian with a state-independent log-std (box actions in `low..high`).
+    Gaussian {
+        dim: usize,
+        low: Vec<f32>,
+        high: Vec<f32>,
+    },
     /// One categorical per component (discrete and multi-discrete actions);
     /// the env receives `index + start[k]`.
     Categorical { nvec: Vec<usize>, start: Vec<i64> },
@@ -29,7 +33,11 @@ impl ActionHead {
     /// The head for an action space.
     pub fn for_space(space: &Space) -> Result<Self> {
         match space {
-            Space::Box { low, .. } => Ok(Self::Gaussian { dim: low.len() }),
+            Space::Box { low, high } => Ok(Self::Gaussian {
+                dim: low.len(),
+                low: low.clone(),
+                high: high.clone(),
+            }),
             Space::Discrete { n, start } => Ok(Self::Categorical {
                 nvec: vec![*n as usize],
                 start: vec![i64::from(*start)],
@@ -47,7 +55,7 @@ impl ActionHead {
     /// Width of the network output that parameterises the distribution.
     pub fn param_dim(&self) -> usize {
         match self {
-            Self::Gaussian { dim } => *dim,
+            Self::Gaussian { dim, .. } => *dim,
             Self::Categorical { nvec, .. } => nvec.iter().sum(),
         }
     }
@@ -55,7 +63,7 @@ impl ActionHead {
     /// Number of action components.
     pub fn action_dim(&self) -> usize {
         match self {
-            Self::Gaussian { dim } => *dim,
+            Self::Gaussian { dim, .. } => *dim,
             Self::Categorical { nvec, .. } => nvec.len(),
         }
     }
@@ -121,7 +129,7 @@ impl ActionHead {
     ) -> (Tensor<1>, Tensor<1>) {
         let [batch, _] = params.dims();
         match self {
-            Self::Gaussian { dim } => {
+            Self::Gaussian { dim, .. } => {
                 let log_std = log_std
                     .unwrap_or_else(|| Tensor::zeros([1, *dim], &params.device()))
                     .expand([batch, *dim]);

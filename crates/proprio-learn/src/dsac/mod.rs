@@ -151,7 +151,7 @@ impl Algorithm for DistributionalSac {
         if iteration.is_multiple_of(self.cfg.policy_frequency) {
             let eps = normal(b, a, rng, dev);
             let pi = self.actor.sample(obs.clone(), eps, scale, bias);
-            let (mean, _) = gaussian(self.critics.forward(obs, pi.action));
+            let (mean, _) = gaussian(self.critics.frozen().forward(obs, pi.action));
             let (q1, q2) = crate::critic::split(mean);
             let actor_loss = (pi.log_prob.clone().mul_scalar(alpha) - q1.min_pair(q2)).mean();
             self.losses[1] = actor_loss.clone().into_scalar::<f32>();

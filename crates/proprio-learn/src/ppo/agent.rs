@@ -5,6 +5,7 @@ use crate::encoder::{CnnConfig, Encoder, ObsLayout};
 use crate::error::{LearnError, Result};
 use crate::head::ActionHead;
 use crate::mlp::{Activation, Mlp};
+use crate::tensor::matrix;
 use burn::module::Param;
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
@@ -21,6 +22,8 @@ pub struct AgentShape {
     pub critic_only: Vec<[usize; 2]>,
     /// Give the actor's features a head that predicts the critic-only values.
     pub aux: bool,
+    /// Squash a Gaussian's mean into the action box with tanh.
+    pub squash_mean: bool,
 }
 
 /// Actor (distribution parameters) and critic (state value) networks.
@@ -43,6 +46,9 @@ pub struct ActorCritic {
     /// The critic-only ranges, which the auxiliary head predicts.
     #[module(skip)]
     critic_only: Vec<[usize; 2]>,
+    /// Centre and half-width of the action box a squashed mean lives in; empty: not squashed.
+    #[module(skip)]
+    mean_box: (Vec<f32>, Vec<f32>),
 }
 
 impl ActorCritic {
@@ -74,6 +80,24 @@ impl ActorCritic {
                     .into(),
             ));
         }
+        let mean_box = match head {
+            ActionHead::Gaussian { low, high, .. } if shape.squash_mean => {
+                if low.iter().chain(high).any(|v| !v.is_finite()) {
+                    return Err(LearnError::Config(
+                        "squash_mean needs finite action bounds to squash into".into(),
+                    ));
+                }
+                let centre = low.iter().zip(high).map(|(l, h)| 0.5 * (l + h)).collect();
+                let half = low.iter().zip(high).map(|(l, h)| 0.5 * (h - l)).collect();
+                (centre, half)
+            }
+            ActionHead::Categorical { .. } if shape.squash_mean => {
+                return Err(LearnError::Config(
+                    "squash_mean is for box actions; this env's actions are discrete".into(),
+                ));
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
         let sizes = |out: usize| [&[in_dim], hidden.as_slice(), &[out]].concat();
         Ok(Self {
             encoder,
@@ -86,7 +110,7 @@ impl ActorCritic {
             ),
             critic: Mlp::new(&sizes(1), Activation::Tanh, 1.0, device, rng),
             log_std: match head {
-                ActionHead::Gaussian { dim } => {
+                ActionHead::Gaussian { dim, .. } => {
                     Some(Param::from_tensor(Tensor::zeros([1, *dim], device)))
                 }
                 ActionHead::Categorical { .. } => None,
@@ -96,6 +120,7 @@ impl ActorCritic {
                 .then(|| LinearConfig::new(in_dim, hidden_values).init(device)),
             actor_mask,
             critic_only: shape.critic_only.clone(),
+            mean_box,
         })
     }
 
@@ -111,7 +136,7 @@ impl ActorCritic {
     pub fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<1>) {
         let x = self.features(obs);
         (
-            self.actor.forward(self.blind(x.clone())),
+            self.act(self.blind(x.clone())),
             self.critic.forward(x).squeeze_dim(1),
         )
     }
@@ -134,7 +159,7 @@ impl ActorCritic {
         let seen = self.blind(x.clone());
         let error = (aux.forward(seen.clone()) - targets).square().mean();
         (
-            self.actor.forward(seen),
+            self.act(seen),
             self.critic.forward(x).squeeze_dim(1),
             Some(error),
         )
@@ -142,7 +167,19 @@ impl ActorCritic {
 
     /// Distribution parameters `[B, P]`.
     pub fn params(&self, obs: Tensor<2>) -> Tensor<2> {
-        self.actor.forward(self.blind(self.features(obs)))
+        self.act(self.blind(self.features(obs)))
+    }
+
+    /// The actor's distribution parameters from the features it sees (a squashed mean lies in the box).
+    fn act(&self, seen: Tensor<2>) -> Tensor<2> {
+        let params = self.actor.forward(seen);
+        let (centre, half) = &self.mean_box;
+        if half.is_empty() {
+            return params;
+        }
+        let device = params.device();
+        let row = |v: &Vec<f32>| matrix(v, 1, v.len(), &device);
+        params.tanh() * row(half) + row(centre)
     }
 
     /// The features with the critic-only components zeroed.
@@ -196,7 +233,7 @@ fn actor_mask(layout: &ObsLayout, obs_dim: usize, shape: &AgentShape) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::{host, matrix};
+    use crate::tensor::host;
 
     fn build(space: &Space, critic_only: Vec<[usize; 2]>) -> Result<ActorCritic> {
         build_with(space, critic_only, false)
@@ -213,6 +250,7 @@ mod tests {
             },
             critic_only,
             aux,
+            squash_mean: false,
         };
         let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0))?;
         ActorCritic::new(
@@ -252,6 +290,46 @@ mod tests {
         assert!(pixels.is_some_and(|e| e.contains("image pixel")));
         let outside = build(&space, vec![[190, 200]]).err().map(|e| e.to_string());
         assert!(outside.is_some_and(|e| e.contains("outside the 195")));
+    }
+
+    #[test]
+    fn a_squashed_mean_stays_inside_the_action_box() {
+        let space = Space::uniform_box(3, -1.0, 1.0);
+        let action_box = Space::Box {
+            low: vec![2.0, -10.0],
+            high: vec![3.0, -9.0],
+        };
+        let mean = |squash_mean: bool, obs: &[f32]| {
+            let shape = AgentShape {
+                hidden: vec![8],
+                squash_mean,
+                ..AgentShape::default()
+            };
+            let head = ActionHead::for_space(&action_box).unwrap();
+            let mut rng = proprio::episode_rng(1, 0, 0);
+            let agent = ActorCritic::new(&space, &head, &shape, &Device::flex(), &mut rng).unwrap();
+            outputs(&agent, obs).0
+        };
+        for obs in [[0.0, 0.0, 0.0], [1e6, -1e6, 1e6]] {
+            let squashed = mean(true, &obs);
+            assert!((2.0..=3.0).contains(&squashed[0]), "{squashed:?}");
+            assert!((-10.0..=-9.0).contains(&squashed[1]), "{squashed:?}");
+            let raw = mean(false, &obs);
+            assert!(
+                raw[0] < 2.0 && raw[1] > -9.0,
+                "the raw mean is near 0: {raw:?}"
+            );
+            assert!((squashed[0] - (2.5 + 0.5 * raw[0].tanh())).abs() < 1e-6);
+        }
+        let discrete = ActionHead::for_space(&Space::Discrete { n: 3, start: 0 }).unwrap();
+        let shape = AgentShape {
+            hidden: vec![8],
+            squash_mean: true,
+            ..AgentShape::default()
+        };
+        let mut rng = proprio::episode_rng(1, 0, 0);
+        let refused = ActorCritic::new(&space, &discrete, &shape, &Device::flex(), &mut rng);
+        assert!(refused.is_err_and(|e| e.to_string().contains("discrete")));
     }
 
     fn image_and_state() -> Space {

@@ -59,6 +59,11 @@ pub struct PpoConfig {
     /// is told; 0: off.
     #[serde(default)]
     pub aux_coef: f32,
+    /// Squash the Gaussian's mean into the action box with tanh, so the
+    /// deterministic policy cannot saturate the actuators and flicker
+    /// between their limits (CleanRL: no; the mean is unbounded and the env clips).
+    #[serde(default)]
+    pub squash_mean: bool,
     /// Adam epsilon (CleanRL: 1e-5).
     pub adam_eps: f32,
     /// Evaluate the deterministic policy every this many env steps (0: only at the end).
@@ -92,6 +97,7 @@ impl PpoConfig {
             cnn: CnnConfig::default(),
             critic_only: Vec::new(),
             aux_coef: 0.0,
+            squash_mean: false,
             adam_eps: 1e-5,
             eval_every: 10_000,
             eval_episodes: 10,
@@ -120,6 +126,7 @@ impl PpoConfig {
             cnn: self.cnn.clone(),
             critic_only: self.critic_only.clone(),
             aux: self.aux_coef > 0.0,
+            squash_mean: self.squash_mean,
         }
     }
 

@@ -135,7 +135,7 @@ impl Algorithm for SoftActorCritic {
                 let pi = self
                     .actor
                     .sample(obs.clone(), eps, scale.clone(), bias.clone());
-                let q_pi = self.critics.min(obs.clone(), pi.action);
+                let q_pi = self.critics.frozen().min(obs.clone(), pi.action);
                 let actor_loss = (pi.log_prob.mul_scalar(alpha) - q_pi).mean();
                 self.losses.1 = actor_loss.clone().into_scalar::<f32>();
                 let grads = GradientsParams::from_grads(actor_loss.backward(), &self.actor);

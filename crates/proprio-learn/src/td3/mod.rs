@@ -144,7 +144,7 @@ impl Algorithm for TwinDelayed {
         if iteration.is_multiple_of(self.cfg.policy_frequency) {
             // The actor climbs the first critic only (as in the paper and CleanRL).
             let pi = self.act(&self.actor, obs.clone());
-            let actor_loss = self.critics.first(obs, pi).mean().neg();
+            let actor_loss = self.critics.frozen().first(obs, pi).mean().neg();
             self.losses.1 = actor_loss.clone().into_scalar::<f32>();
             let grads = GradientsParams::from_grads(actor_loss.backward(), &self.actor);
             self.actor = self
