@@ -33,7 +33,9 @@ TASKS = {
     "pendulum-ppo": dict(script="ppo_continuous_action.py", gym="Pendulum-v1", env="classic/pendulum-v1", algo="ppo",
                          steps=500_000, threshold=-300.0, window=None, sps_step=lambda k: 2048 * (k + 1)),
     "pendulum-sac": dict(script="sac_continuous_action.py", gym="Pendulum-v1", env="classic/pendulum-v1", algo="sac",
-                         steps=25_000, threshold=-200.0, window=1000, sps_step=lambda k: 5000 + 100 * (k + 1)),
+                         steps=25_000, threshold=-200.0, window=1000, sps_step=lambda k: 5000 + 100 * (k + 1),
+                         # CleanRL's defaults, over the smaller tuned.json recipe.
+                         proprio_args=["--set", "hidden=[256,256]", "--set", "learning_starts=5000"]),
     # TD3 with SAC's 5,000 random steps on both sides (CleanRL's TD3 default, 25,000, is the whole run here).
     "pendulum-td3": dict(script="td3_continuous_action.py", gym="Pendulum-v1", env="classic/pendulum-v1", algo="td3",
                          steps=25_000, threshold=-200.0, window=1000, sps_step=lambda k: 5000 + 100 * (k + 1),

@@ -55,7 +55,7 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Step a batch with random actions for a long time: no NaN, no memory growth.
     Soak(soak::SoakArgs),
-    /// Train a policy (PPO or SAC); writes a run directory with metrics and checkpoints.
+    /// Train a policy (PPO, SAC, TD3, DSAC-T or GRPO); writes a run directory with metrics and checkpoints.
     Train(train::TrainArgs),
     /// Evaluate a trained checkpoint (or an env's scripted controller): mean return, success.
     Eval(eval::EvalArgs),

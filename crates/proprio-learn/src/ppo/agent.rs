@@ -24,6 +24,8 @@ pub struct AgentShape {
     pub aux: bool,
     /// Squash a Gaussian's mean into the action box with tanh.
     pub squash_mean: bool,
+    /// Initial log standard deviation of a Gaussian head.
+    pub log_std_init: f32,
 }
 
 /// Actor (distribution parameters) and critic (state value) networks.
@@ -111,7 +113,11 @@ impl ActorCritic {
             critic: Mlp::new(&sizes(1), Activation::Tanh, 1.0, device, rng),
             log_std: match head {
                 ActionHead::Gaussian { dim, .. } => {
-                    Some(Param::from_tensor(Tensor::zeros([1, *dim], device)))
+                    Some(Param::from_tensor(Tensor::full(
+                        [1, *dim],
+                        shape.log_std_init,
+                        device,
+                    )))
                 }
                 ActionHead::Categorical { .. } => None,
             },
@@ -251,6 +257,7 @@ mod tests {
             critic_only,
             aux,
             squash_mean: false,
+            log_std_init: 0.0,
         };
         let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0))?;
         ActorCritic::new(
@@ -330,6 +337,20 @@ mod tests {
         let mut rng = proprio::episode_rng(1, 0, 0);
         let refused = ActorCritic::new(&space, &discrete, &shape, &Device::flex(), &mut rng);
         assert!(refused.is_err_and(|e| e.to_string().contains("discrete")));
+    }
+
+    #[test]
+    fn the_gaussian_starts_at_log_std_init() {
+        let shape = AgentShape {
+            hidden: vec![8],
+            log_std_init: -2.0,
+            ..AgentShape::default()
+        };
+        let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0)).unwrap();
+        let space = Space::uniform_box(3, -1.0, 1.0);
+        let mut rng = proprio::episode_rng(1, 0, 0);
+        let agent = ActorCritic::new(&space, &head, &shape, &Device::flex(), &mut rng).unwrap();
+        assert_eq!(host(agent.log_std().unwrap()).unwrap(), vec![-2.0, -2.0]);
     }
 
     fn image_and_state() -> Space {

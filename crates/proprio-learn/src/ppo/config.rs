@@ -64,6 +64,11 @@ pub struct PpoConfig {
     /// between their limits (CleanRL: no; the mean is unbounded and the env clips).
     #[serde(default)]
     pub squash_mean: bool,
+    /// Initial log standard deviation of a Gaussian policy (CleanRL: 0, σ = 1;
+    /// RL Zoo's PyBullet recipes: −2). Actions start this noisy and the
+    /// learner narrows them from there.
+    #[serde(default)]
+    pub log_std_init: f32,
     /// Adam epsilon (CleanRL: 1e-5).
     pub adam_eps: f32,
     /// Evaluate the deterministic policy every this many env steps (0: only at the end).
@@ -98,6 +103,7 @@ impl PpoConfig {
             critic_only: Vec::new(),
             aux_coef: 0.0,
             squash_mean: false,
+            log_std_init: 0.0,
             adam_eps: 1e-5,
             eval_every: 10_000,
             eval_episodes: 10,
@@ -127,6 +133,7 @@ impl PpoConfig {
             critic_only: self.critic_only.clone(),
             aux: self.aux_coef > 0.0,
             squash_mean: self.squash_mean,
+            log_std_init: self.log_std_init,
         }
     }
 
@@ -165,6 +172,12 @@ impl PpoConfig {
             return Err("hidden must list at least one positive layer size".into());
         }
         self.cnn.validate()?;
+        if !self.log_std_init.is_finite() {
+            return Err(format!(
+                "log_std_init must be a finite number, not {}",
+                self.log_std_init
+            ));
+        }
         if !(self.aux_coef >= 0.0 && self.aux_coef.is_finite()) {
             return Err(format!(
                 "aux_coef must be a finite number ≥ 0, not {}",
