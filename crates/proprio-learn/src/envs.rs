@@ -52,8 +52,8 @@ impl EnvSource {
 /// Running statistics of the observation and return normalisers (saved in checkpoints).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NormalizerStats {
-    /// Per-component observation mean and variance.
-    pub obs: RunningMeanStd,
+    /// Per-component observation mean and variance (none: raw observations).
+    pub obs: Option<RunningMeanStd>,
     /// Variance of the discounted return (rewards are divided by its square root).
     pub ret: RunningMeanStd,
 }
@@ -63,11 +63,36 @@ pub const NORMALIZED_CLIP: f32 = 10.0;
 
 type Normalized = NormalizeReward<NormalizeObservation<Box<dyn VecEnv>>>;
 
+/// Which of CleanRL's running normalisations the training env applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Normalization {
+    /// Raw observations and rewards.
+    None,
+    /// Rewards only: observations already on a sensible scale stay as they
+    /// are, so the policy's inputs do not drift as their statistics settle.
+    Rewards,
+    /// Observations and rewards (CleanRL's continuous-action default).
+    Both,
+}
+
+impl Normalization {
+    /// From a learner's `normalize` and `normalize_obs` keys.
+    pub fn from_keys(normalize: bool, normalize_obs: bool) -> Self {
+        match (normalize, normalize_obs) {
+            (false, _) => Self::None,
+            (true, false) => Self::Rewards,
+            (true, true) => Self::Both,
+        }
+    }
+}
+
 /// The training env: episode statistics, action clipping for boxes, and
 /// optionally CleanRL's observation and reward normalisation (clipped to ±10).
 pub enum TrainEnv {
     /// No normalisation.
     Raw(Box<dyn VecEnv>),
+    /// Rewards normalised with running statistics.
+    RewardsNormalized(Box<NormalizeReward<Box<dyn VecEnv>>>),
     /// Observations and rewards normalised with running statistics.
     Normalized(Box<Normalized>),
 }
@@ -117,7 +142,7 @@ impl TrainEnv {
         source: &EnvSource,
         num_envs: usize,
         threads: Option<usize>,
-        normalize: bool,
+        normalization: Normalization,
         gamma: f32,
     ) -> Result<Self> {
         let options = VecOptions {
@@ -126,14 +151,18 @@ impl TrainEnv {
             backend: source.backend,
         };
         let venv = base(source, num_envs, options)?;
-        Ok(if normalize {
-            Self::Normalized(Box::new(NormalizeReward::new(
+        Ok(match normalization {
+            Normalization::None => Self::Raw(venv),
+            Normalization::Rewards => Self::RewardsNormalized(Box::new(NormalizeReward::new(
+                venv,
+                gamma,
+                Some(NORMALIZED_CLIP),
+            ))),
+            Normalization::Both => Self::Normalized(Box::new(NormalizeReward::new(
                 NormalizeObservation::new(venv, Some(NORMALIZED_CLIP)),
                 gamma,
                 Some(NORMALIZED_CLIP),
-            )))
-        } else {
-            Self::Raw(venv)
+            ))),
         })
     }
 
@@ -141,6 +170,7 @@ impl TrainEnv {
     pub fn venv(&mut self) -> &mut dyn VecEnv {
         match self {
             Self::Raw(v) => v.as_mut(),
+            Self::RewardsNormalized(v) => v.as_mut(),
             Self::Normalized(v) => v.as_mut(),
         }
     }
@@ -149,6 +179,7 @@ impl TrainEnv {
     pub fn venv_ref(&self) -> &dyn VecEnv {
         match self {
             Self::Raw(v) => v.as_ref(),
+            Self::RewardsNormalized(v) => v.as_ref(),
             Self::Normalized(v) => v.as_ref(),
         }
     }
@@ -157,8 +188,12 @@ impl TrainEnv {
     pub fn stats(&self) -> Option<NormalizerStats> {
         match self {
             Self::Raw(_) => None,
+            Self::RewardsNormalized(v) => Some(NormalizerStats {
+                obs: None,
+                ret: v.stats().clone(),
+            }),
             Self::Normalized(v) => Some(NormalizerStats {
-                obs: v.inner().stats().clone(),
+                obs: Some(v.inner().stats().clone()),
                 ret: v.stats().clone(),
             }),
         }
@@ -166,9 +201,15 @@ impl TrainEnv {
 
     /// Restores saved normaliser statistics (on resume).
     pub fn set_stats(&mut self, stats: &NormalizerStats) {
-        if let Self::Normalized(v) = self {
-            v.set_stats(stats.ret.clone());
-            v.inner_mut().set_stats(stats.obs.clone());
+        match self {
+            Self::Raw(_) => {}
+            Self::RewardsNormalized(v) => v.set_stats(stats.ret.clone()),
+            Self::Normalized(v) => {
+                v.set_stats(stats.ret.clone());
+                if let Some(obs) = &stats.obs {
+                    v.inner_mut().set_stats(obs.clone());
+                }
+            }
         }
     }
 

@@ -37,7 +37,7 @@ pub mod video;
 
 pub use burn_rl::BurnRlEnv;
 pub use device::Backend;
-pub use envs::{EnvSource, Evaluation, NormalizerStats, TrainEnv, evaluate};
+pub use envs::{EnvSource, Evaluation, Normalization, NormalizerStats, TrainEnv, evaluate};
 pub use error::{LearnError, Result};
 pub use grad::clip_global_norm;
 pub use head::{ActionHead, standard_normal};

@@ -2,7 +2,7 @@
 //! transitions in the replay buffer, update from minibatches, log, evaluate
 //! and checkpoint. Each algorithm brings only its networks and its update.
 
-use crate::envs::{EnvSource, Evaluation, TrainEnv, evaluate};
+use crate::envs::{EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
 use crate::error::{LearnError, Result};
 use crate::replay::ReplayBuffer;
 use crate::run::{Progress, Run, checkpoint_error, next_multiple};
@@ -133,7 +133,8 @@ impl<A: Algorithm> OffPolicy<A> {
             )));
         }
         let s = &schedule;
-        let mut env = TrainEnv::new(&source, s.num_envs, threads, s.normalize, s.gamma)?;
+        let normalization = Normalization::from_keys(s.normalize, true);
+        let mut env = TrainEnv::new(&source, s.num_envs, threads, normalization, s.gamma)?;
         env.venv().reset(Some(seed), None)?;
         let spec = env.venv_ref().spec().clone();
         let Space::Box { low, high } = spec.action_space.clone() else {
@@ -302,7 +303,7 @@ impl<A: Algorithm> OffPolicy<A> {
             &self.source,
             episodes,
             self.seed.wrapping_add(1_000_003),
-            stats.as_ref().map(|s| &s.obs),
+            stats.as_ref().and_then(|s| s.obs.as_ref()),
             self.algorithm.greedy(),
         )
     }

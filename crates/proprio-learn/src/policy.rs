@@ -154,7 +154,7 @@ impl Policy {
         Ok(Self {
             rng: episode_rng(info.seed, u64::MAX - 2, 0),
             action_dim: spec.action_space.flat_dim(),
-            obs_stats: progress.stats.map(|s| s.obs),
+            obs_stats: progress.stats.and_then(|s| s.obs),
             normalized: obs_space.non_image_components(),
             nets,
             obs_dim,

@@ -2,12 +2,15 @@
 
 use burn::optim::GradientsParams;
 use burn::prelude::*;
+use proprio::Backend;
 use proprio::rng::episode_rng;
 use proprio::serde_json;
 use proprio::wrappers::RunningMeanStd;
 use proprio_learn::ppo::{clipped_surrogate, gae};
 use proprio_learn::sac::squash;
-use proprio_learn::{ActionHead, Activation, Mlp, NormalizerStats, orthogonal};
+use proprio_learn::{
+    ActionHead, Activation, EnvSource, Mlp, Normalization, NormalizerStats, TrainEnv, orthogonal,
+};
 
 fn cpu() -> Device {
     Device::flex()
@@ -207,10 +210,42 @@ fn normaliser_statistics_round_trip_through_json() {
     obs.update(&[1.0, 2.0, 3.0, -1.0, 0.5, 7.25], |_| false);
     let mut ret = RunningMeanStd::new(1);
     ret.update(&[0.1, 3.3, -2.0], |_| false);
-    let stats = NormalizerStats { obs, ret };
+    let stats = NormalizerStats {
+        obs: Some(obs),
+        ret: ret.clone(),
+    };
     let text = serde_json::to_string(&stats).unwrap();
     let back: NormalizerStats = serde_json::from_str(&text).unwrap();
     assert_eq!(back, stats, "f64 statistics survive bit-exactly");
+    let rewards_only = NormalizerStats { obs: None, ret };
+    let text = serde_json::to_string(&rewards_only).unwrap();
+    assert_eq!(
+        serde_json::from_str::<NormalizerStats>(&text).unwrap(),
+        rewards_only
+    );
+}
+
+#[test]
+fn rewards_only_normalisation_leaves_the_observations_raw() {
+    let source = EnvSource::new("classic/pendulum-v1", serde_json::Value::Null, Backend::Cpu);
+    let obs_after = |normalization| {
+        let mut env = TrainEnv::new(&source, 4, Some(1), normalization, 0.99).unwrap();
+        env.venv().reset(Some(3), None).unwrap();
+        for _ in 0..20 {
+            env.venv().step(&[0.5, -1.0, 2.0, 0.0]).unwrap();
+        }
+        let b = env.venv_ref().batch();
+        (b.obs.clone(), b.reward.clone(), env.stats())
+    };
+    let (raw_obs, raw_reward, none) = obs_after(Normalization::None);
+    let (obs, reward, stats) = obs_after(Normalization::Rewards);
+    assert!(none.is_none());
+    assert_eq!(obs, raw_obs, "observations pass through untouched");
+    assert_ne!(reward, raw_reward, "rewards are scaled");
+    assert!(stats.is_some_and(|s| s.obs.is_none()));
+    let (both, _, stats) = obs_after(Normalization::Both);
+    assert_ne!(both, raw_obs);
+    assert!(stats.is_some_and(|s| s.obs.is_some()));
 }
 
 #[test]

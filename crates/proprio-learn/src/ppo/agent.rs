@@ -112,13 +112,11 @@ impl ActorCritic {
             ),
             critic: Mlp::new(&sizes(1), Activation::Tanh, 1.0, device, rng),
             log_std: match head {
-                ActionHead::Gaussian { dim, .. } => {
-                    Some(Param::from_tensor(Tensor::full(
-                        [1, *dim],
-                        shape.log_std_init,
-                        device,
-                    )))
-                }
+                ActionHead::Gaussian { dim, .. } => Some(Param::from_tensor(Tensor::full(
+                    [1, *dim],
+                    shape.log_std_init,
+                    device,
+                ))),
                 ActionHead::Categorical { .. } => None,
             },
             aux: shape

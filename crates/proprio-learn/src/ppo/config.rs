@@ -43,6 +43,12 @@ pub struct PpoConfig {
     pub target_kl: Option<f32>,
     /// Normalise observations and rewards, clipped to ±10 (CleanRL: continuous only).
     pub normalize: bool,
+    /// With `normalize`, normalise the observations too (CleanRL: yes; SB3's
+    /// `norm_obs`). Off, only rewards are: the running statistics keep moving
+    /// as the policy improves and its states narrow, which shifts a
+    /// deterministic policy's inputs after its learning rate has annealed away.
+    #[serde(default = "yes")]
+    pub normalize_obs: bool,
     /// Hidden layer sizes of actor and critic (CleanRL: 64, 64, tanh).
     pub hidden: Vec<usize>,
     /// The CNN image observations go through first (see `encoder::CnnConfig`).
@@ -98,6 +104,7 @@ impl PpoConfig {
             max_grad_norm: 0.5,
             target_kl: None,
             normalize: false,
+            normalize_obs: true,
             hidden: vec![64, 64],
             cnn: CnnConfig::default(),
             critic_only: Vec::new(),
@@ -189,4 +196,9 @@ impl PpoConfig {
         }
         Ok(())
     }
+}
+
+/// serde's default for keys that are on unless a run says otherwise.
+fn yes() -> bool {
+    true
 }

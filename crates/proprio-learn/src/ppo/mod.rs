@@ -10,7 +10,7 @@ pub use agent::{ActorCritic, AgentShape};
 pub use config::PpoConfig;
 pub use update::{Batch, UpdateStats, clipped_surrogate, gae, losses};
 
-use crate::envs::{EnvSource, Evaluation, TrainEnv, evaluate};
+use crate::envs::{EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
 use crate::error::{LearnError, Result};
 use crate::head::ActionHead;
 use crate::run::{Progress, Run, checkpoint_error, load_module, next_multiple};
@@ -61,7 +61,8 @@ impl Ppo {
         threads: Option<usize>,
     ) -> Result<Self> {
         cfg.validate().map_err(LearnError::Config)?;
-        let mut env = TrainEnv::new(&source, cfg.num_envs, threads, cfg.normalize, cfg.gamma)?;
+        let normalization = Normalization::from_keys(cfg.normalize, cfg.normalize_obs);
+        let mut env = TrainEnv::new(&source, cfg.num_envs, threads, normalization, cfg.gamma)?;
         env.venv().reset(Some(seed), None)?;
         let spec = env.venv_ref().spec().clone();
         let head = ActionHead::for_space(&spec.action_space)?;
@@ -305,7 +306,7 @@ impl Ppo {
             &self.source,
             episodes,
             self.seed.wrapping_add(1_000_003),
-            stats.as_ref().map(|s| &s.obs),
+            stats.as_ref().and_then(|s| s.obs.as_ref()),
             |obs, n, actions| {
                 let params = host(policy.params(matrix(obs, n, d, &infer)))?;
                 let env_dim = actions.len() / n;
