@@ -43,6 +43,27 @@ pub struct Schedule {
     pub eval_episodes: usize,
 }
 
+impl Schedule {
+    /// Rejects loop settings no off-policy algorithm can run with.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.num_envs == 0
+            || self.batch_size == 0
+            || self.buffer_size == 0
+            || self.update_threads == 0
+            || self.eval_episodes == 0
+        {
+            return Err(
+                "num_envs, batch_size, buffer_size, update_threads and eval_episodes must be positive"
+                    .into(),
+            );
+        }
+        if !(0.0..=1.0).contains(&self.gamma) {
+            return Err("gamma must lie in [0, 1]".into());
+        }
+        Ok(())
+    }
+}
+
 /// What an algorithm is built from: the env's sizes and action box.
 pub struct Shape<'a> {
     /// Flat observation width.

@@ -90,25 +90,15 @@ impl SacConfig {
 
     /// Rejects settings the algorithm cannot run with.
     pub fn validate(&self) -> Result<(), String> {
-        if self.num_envs == 0
-            || self.batch_size == 0
-            || self.buffer_size == 0
-            || self.update_threads == 0
-        {
-            return Err(
-                "num_envs, batch_size, buffer_size and update_threads must be positive".into(),
-            );
-        }
+        self.schedule().validate()?;
         if self.policy_frequency == 0 || self.target_network_frequency == 0 {
             return Err("policy_frequency and target_network_frequency must be positive".into());
         }
-        if !(0.0..=1.0).contains(&self.gamma) || !(0.0..=1.0).contains(&self.tau) {
-            return Err("gamma and tau must lie in [0, 1]".into());
+        if !(0.0..=1.0).contains(&self.tau) {
+            return Err("tau must lie in [0, 1]".into());
         }
-        if self.hidden.is_empty() || self.hidden.contains(&0) || self.eval_episodes == 0 {
-            return Err(
-                "hidden must list positive sizes and eval_episodes must be positive".into(),
-            );
+        if self.hidden.is_empty() || self.hidden.contains(&0) {
+            return Err("hidden must list positive layer sizes".into());
         }
         Ok(())
     }
