@@ -28,6 +28,8 @@ pub fn registry() -> &'static Registry {
         proprio_drones::register(&mut registry);
         #[cfg(feature = "manipulation")]
         proprio_manipulation::register(&mut registry);
+        #[cfg(feature = "driving")]
+        proprio_driving::register(&mut registry);
         #[cfg(feature = "language")]
         proprio_language::register(&mut registry);
         registry

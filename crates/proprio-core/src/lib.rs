@@ -10,6 +10,7 @@
 //! Observations and actions are flat `f32` vectors in the encoding of their
 //! space; batched buffers hold N of them back to back.
 
+pub mod chunked;
 mod env;
 mod error;
 pub mod family;
@@ -26,6 +27,7 @@ mod threaded;
 mod vec_env;
 pub mod wrappers;
 
+pub use chunked::{ChunkedKernel, ChunkedModel};
 pub use env::{Env, EnvSpec, Phase, ResetOptions, State, Step, Transition};
 pub use error::{ActionError, Error, Result};
 pub use info::Info;

@@ -1,0 +1,248 @@
+//! `ChunkedKernel`: the CPU [`Kernel`] of a family whose state is a fixed
+//! block of floats per env (the drones, the cars), stored as chunked
+//! struct-of-arrays — the layout its GPU kernel reads — and stepped whole
+//! chunks per worker thread, so results never depend on the thread count.
+//!
+//! Envs are grouped in chunks of [`CHUNK`]; inside a chunk, each scalar field
+//! of the state is a run of `CHUNK` consecutive floats. A CPU thread owns
+//! whole chunks (one contiguous slice); a GPU workgroup of `CHUNK` threads
+//! reads each field with one coalesced load.
+
+use crate::env::{EnvSpec, ResetOptions};
+use crate::error::{Error, Result};
+use crate::info::Info;
+use crate::kernel::{Kernel, command};
+use crate::pool::WorkerPool;
+use crate::rng::EnvRng;
+use crate::scene::Scene;
+use crate::threaded::MAX_THREADS;
+use crate::vec_env::{Batch, Rows};
+use serde::{Serialize, de::DeserializeOwned};
+use std::sync::Arc;
+
+/// Envs per chunk of the struct-of-arrays layout (and GPU workgroup size).
+pub const CHUNK: usize = 64;
+
+/// One env family's physics and task on a single env's state, for [`ChunkedKernel`].
+pub trait ChunkedModel: Send + Sync + 'static {
+    /// One env's state: a plain block of `f32` fields (`#[repr(C)]`, no padding).
+    type State: Copy + Send + Sync + Serialize + DeserializeOwned + 'static;
+    /// A state with every field zero.
+    fn zeroed() -> Self::State;
+    /// The fields as one flat slice, in declaration order.
+    fn fields(state: &Self::State) -> &[f32];
+    /// The fields as one mutable flat slice.
+    fn fields_mut(state: &mut Self::State) -> &mut [f32];
+    /// Draws the start of an episode from the env's stream.
+    fn draw(&self, rng: &mut EnvRng, options: ResetOptions) -> Result<Self::State>;
+    /// Rejects states no episode can reach (for restored snapshots).
+    fn check(&self, state: &Self::State) -> std::result::Result<(), String>;
+    /// One control step with `action` (already validated as finite): returns
+    /// the reward and whether the episode terminated, and writes the step's info.
+    fn step(&self, state: &mut Self::State, action: &[f32], info: &mut Info) -> (f32, bool);
+    /// Writes the info of a freshly started episode.
+    fn start_info(&self, state: &Self::State, info: &mut Info);
+    /// Writes the observation.
+    fn observe(&self, state: &Self::State, obs: &mut [f32]);
+    /// Draws the env as it is now.
+    fn scene(&self, state: &Self::State, scene: &mut Scene);
+}
+
+/// Floats of one state of `M`.
+fn len<M: ChunkedModel>() -> usize {
+    std::mem::size_of::<M::State>() / 4
+}
+
+/// Floats needed to store `n` envs of `M`: whole chunks.
+pub fn chunked_len<M: ChunkedModel>(n: usize) -> usize {
+    n.div_ceil(CHUNK) * CHUNK * len::<M>()
+}
+
+/// Reads lane `lane` of a chunk (`LEN × CHUNK` floats).
+pub fn load<M: ChunkedModel>(chunk: &[f32], lane: usize) -> M::State {
+    let mut s = M::zeroed();
+    for (f, v) in M::fields_mut(&mut s).iter_mut().enumerate() {
+        *v = chunk[f * CHUNK + lane];
+    }
+    s
+}
+
+/// Writes lane `lane` of a chunk.
+pub fn store<M: ChunkedModel>(state: &M::State, chunk: &mut [f32], lane: usize) {
+    for (f, v) in M::fields(state).iter().enumerate() {
+        chunk[f * CHUNK + lane] = *v;
+    }
+}
+
+/// Steps N envs of one [`ChunkedModel`] on CPU threads.
+pub struct ChunkedKernel<M: ChunkedModel> {
+    spec: Arc<EnvSpec>,
+    model: M,
+    num_envs: usize,
+    /// Chunked struct-of-arrays state.
+    state: Vec<f32>,
+    /// The start of each env's next episode.
+    staged: Vec<M::State>,
+    pool: WorkerPool,
+}
+
+/// The chunks, staged starts, commands, actions and batch rows of one thread.
+struct Part<'a, M: ChunkedModel> {
+    state: &'a mut [f32],
+    staged: &'a [M::State],
+    commands: &'a [u32],
+    actions: &'a [f32],
+    rows: Rows<'a>,
+}
+
+impl<M: ChunkedModel> Part<'_, M> {
+    fn run(mut self, model: &M, action_dim: usize) {
+        let block = CHUNK * len::<M>();
+        for k in 0..self.commands.len() {
+            let cmd = self.commands[k];
+            if cmd == 0 {
+                continue;
+            }
+            let chunk = &mut self.state[(k / CHUNK) * block..(k / CHUNK + 1) * block];
+            let lane = k % CHUNK;
+            let mut s = if cmd & command::RESET != 0 {
+                self.staged[k]
+            } else {
+                load::<M>(chunk, lane)
+            };
+            if cmd & command::RESET != 0 {
+                self.rows.clear_flags(k);
+                model.start_info(&s, &mut self.rows.infos[k]);
+            } else {
+                let action = &self.actions[k * action_dim..(k + 1) * action_dim];
+                let (reward, terminated) = model.step(&mut s, action, &mut self.rows.infos[k]);
+                self.rows.reward[k] = reward;
+                self.rows.terminated[k] = terminated;
+                self.rows.truncated[k] = cmd & command::LAST != 0;
+                self.rows.has_final[k] = false;
+                if cmd & command::SAME_STEP != 0 && (terminated || cmd & command::LAST != 0) {
+                    model.observe(&s, self.rows.obs(k));
+                    self.rows.keep_final(k);
+                    s = self.staged[k];
+                    model.start_info(&s, &mut self.rows.infos[k]);
+                }
+            }
+            model.observe(&s, self.rows.obs(k));
+            store::<M>(&s, chunk, lane);
+        }
+    }
+}
+
+impl<M: ChunkedModel> ChunkedKernel<M> {
+    /// `num_envs` envs of `spec`, stepped by `model` on `threads` worker threads.
+    pub fn new(spec: Arc<EnvSpec>, model: M, num_envs: usize, threads: usize) -> Result<Self> {
+        let threads = threads.clamp(1, MAX_THREADS).min(num_envs.div_ceil(CHUNK));
+        let pool = WorkerPool::new(threads)
+            .map_err(|e| Error::Shape(format!("cannot start {threads} worker threads: {e}")))?;
+        Ok(Self {
+            spec,
+            model,
+            num_envs,
+            state: vec![0.0; chunked_len::<M>(num_envs)],
+            staged: vec![M::zeroed(); num_envs],
+            pool,
+        })
+    }
+
+    /// Number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    /// The model the kernel steps.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    fn chunk(&self, env: usize) -> &[f32] {
+        let block = CHUNK * len::<M>();
+        &self.state[(env / CHUNK) * block..(env / CHUNK + 1) * block]
+    }
+}
+
+impl<M: ChunkedModel> Kernel for ChunkedKernel<M> {
+    type State = M::State;
+
+    fn spec(&self) -> &EnvSpec {
+        &self.spec
+    }
+
+    fn num_envs(&self) -> usize {
+        self.num_envs
+    }
+
+    fn draw(&self, rng: &mut EnvRng, options: ResetOptions) -> Result<M::State> {
+        self.model.draw(rng, options)
+    }
+
+    fn stage(&mut self, env: usize, start: &M::State) -> Result<()> {
+        self.staged[env] = *start;
+        Ok(())
+    }
+
+    fn run(&mut self, commands: &[u32], actions: &[f32], batch: &mut Batch) -> Result<()> {
+        let n = self.num_envs;
+        let action_dim = self.spec.action_space.flat_dim();
+        let block = CHUNK * len::<M>();
+        let chunks = n.div_ceil(CHUNK);
+        let threads = self.pool.threads();
+        let mut parts: [Option<Part<'_, M>>; MAX_THREADS] = std::array::from_fn(|_| None);
+        let mut state = self.state.as_mut_slice();
+        let mut staged = self.staged.as_slice();
+        let mut commands = commands;
+        let mut actions = actions;
+        let mut rows = batch.rows_mut();
+        let mut done = 0;
+        for (t, part) in parts.iter_mut().enumerate().take(threads) {
+            let end = ((t + 1) * chunks / threads * CHUNK).min(n);
+            let size = end - done;
+            let (s_head, s_tail) = state.split_at_mut(size.div_ceil(CHUNK) * block);
+            let (st_head, st_tail) = staged.split_at(size);
+            let (c_head, c_tail) = commands.split_at(size);
+            let (a_head, a_tail) = actions.split_at((size * action_dim).min(actions.len()));
+            let (r_head, r_tail) = rows.split_at(size);
+            *part = Some(Part {
+                state: s_head,
+                staged: st_head,
+                commands: c_head,
+                actions: a_head,
+                rows: r_head,
+            });
+            (state, staged, commands, actions, rows) = (s_tail, st_tail, c_tail, a_tail, r_tail);
+            done = end;
+        }
+        let model = &self.model;
+        self.pool
+            .run_parts(parts, &|part| part.run(model, action_dim));
+        Ok(())
+    }
+
+    fn state(&self, env: usize) -> Result<M::State> {
+        Ok(load::<M>(self.chunk(env), env % CHUNK))
+    }
+
+    fn set_state(&mut self, env: usize, state: &M::State, batch: &mut Batch) -> Result<()> {
+        self.model.check(state).map_err(Error::State)?;
+        if let Some(f) = M::fields(state).iter().position(|v| !v.is_finite()) {
+            return Err(Error::State(format!(
+                "field {f} of the state is not finite"
+            )));
+        }
+        let block = CHUNK * len::<M>();
+        let chunk = &mut self.state[(env / CHUNK) * block..(env / CHUNK + 1) * block];
+        store::<M>(state, chunk, env % CHUNK);
+        self.model.observe(state, batch.rows_mut().obs(env));
+        Ok(())
+    }
+
+    fn scene(&self, env: usize, scene: &mut Scene) -> Result<()> {
+        let state = self.state(env)?;
+        self.model.scene(&state, scene);
+        Ok(())
+    }
+}

@@ -1,0 +1,259 @@
+//! What every driving task shares: applying an action (continuous, or a
+//! meta-action through the lane-and-speed controller), the physics steps,
+//! the ego's place on its road, CaRL's reward factors, and dispatch to the
+//! task modules for starts, outcomes and observations.
+
+use crate::config::{ActionMode, Settings, TaskKind};
+use crate::controller::{self, meta};
+use crate::params::{LANE_WIDTH, WIDTH};
+use crate::road::{self, Frenet};
+use crate::state::Car;
+use crate::{highway, lane_keep, parking, racing, traffic, vehicle};
+use proprio_core::{EnvRng, Info};
+
+/// Reward when a hard infraction (collision, leaving the road) ends the episode.
+pub const CRASH_REWARD: f32 = -1.0;
+/// How far a wheel may run over the road edge before the car counts as off the road, m.
+pub const EDGE_TOLERANCE: f32 = 0.3;
+/// Ends of the look-ahead windows of road observations, m: window `i` runs
+/// from the previous end (0 for the first) to `LOOK_AHEAD[i]`.
+pub const LOOK_AHEAD: [f32; 5] = [5.0, 15.0, 30.0, 50.0, 80.0];
+/// Observation entries every road task starts with ([`road_features`]).
+pub const ROAD_FEATURES: usize = 10 + LOOK_AHEAD.len();
+/// nuPlan's comfort bounds CaRL uses: longitudinal acceleration, m/s².
+pub const COMFORT_ACCEL: (f32, f32) = (-4.05, 2.40);
+/// nuPlan's comfort bound on lateral acceleration, m/s².
+pub const COMFORT_LATERAL: f32 = 4.89;
+
+/// Why an episode ended early (`info["crash"]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crash {
+    /// Still driving.
+    None = 0,
+    /// Left the road, the track or the lot.
+    OffRoad = 1,
+    /// Hit another car.
+    Collision = 2,
+}
+
+/// The result of one control step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepResult {
+    /// Reward.
+    pub reward: f32,
+    /// The episode ended (infraction, or the task is done).
+    pub terminated: bool,
+    /// Success flag for `info`.
+    pub success: bool,
+    /// Infraction.
+    pub crash: Crash,
+}
+
+/// Observation length of a task.
+pub fn obs_dim(task: TaskKind) -> usize {
+    match task {
+        TaskKind::LaneKeep | TaskKind::Racing => ROAD_FEATURES,
+        TaskKind::Highway => highway::OBS_DIM,
+        TaskKind::Parking => parking::OBS_DIM,
+    }
+}
+
+/// Half the width of the road, m.
+pub fn half_width(c: &Car) -> f32 {
+    0.5 * c.lanes * LANE_WIDTH
+}
+
+/// Draws the start of an episode.
+pub fn draw(s: &Settings, rng: &mut EnvRng) -> Car {
+    let mut c: Car = bytemuck::Zeroable::zeroed();
+    c.lanes = s.lanes as f32;
+    match s.task {
+        TaskKind::LaneKeep => lane_keep::draw(s, rng, &mut c),
+        TaskKind::Racing => racing::draw(s, rng, &mut c),
+        TaskKind::Parking => parking::draw(s, rng, &mut c),
+        TaskKind::Highway => highway::draw(s, rng, &mut c),
+    }
+    if s.task != TaskKind::Parking {
+        let f = road::project(c.road(), c.pos);
+        place(&mut c, &f);
+    }
+    c
+}
+
+/// Records the ego's projection `f` on its road.
+fn place(c: &mut Car, f: &Frenet) {
+    c.seg = f.seg as f32;
+    c.s = f.s;
+    c.d = f.d;
+    c.heading_error = road::wrap(f.heading - c.yaw);
+}
+
+/// The ego's projection on its road now (searching near the last one).
+pub fn locate(c: &Car) -> Frenet {
+    road::project_near(c.road(), c.closed > 0.5, c.seg as usize, c.pos)
+}
+
+/// `[steer, pedal]` for this control step: the action itself, or what the
+/// controller does for a meta-action (which also moves the targets).
+fn commands(c: &mut Car, action: &[f32], s: &Settings) -> [f32; 2] {
+    match s.action {
+        ActionMode::Continuous => [action[0].clamp(-1.0, 1.0), action[1].clamp(-1.0, 1.0)],
+        ActionMode::Meta => {
+            let a = action[0] as u32;
+            let lane = traffic::lane_of(c.target_d, c.lanes);
+            match a {
+                meta::LANE_LEFT if lane + 1.0 < c.lanes => {
+                    c.target_d = traffic::lane_centre(lane + 1.0, c.lanes);
+                }
+                meta::LANE_RIGHT if lane > 0.0 => {
+                    c.target_d = traffic::lane_centre(lane - 1.0, c.lanes);
+                }
+                meta::FASTER | meta::SLOWER => {
+                    c.target_speed = controller::next_speed(c.target_speed, a);
+                }
+                _ => {}
+            }
+            let curvature = road::curvature_at(c.road(), c.road_length, c.closed > 0.5, c.s + 5.0);
+            controller::track(
+                c.vel[0],
+                c.heading_error,
+                c.d,
+                c.target_d,
+                curvature,
+                c.target_speed,
+            )
+        }
+    }
+}
+
+/// One control step: `substeps` physics steps of the ego (and the traffic), then the task's outcome.
+pub fn control_step(c: &mut Car, action: &[f32], s: &Settings) -> StepResult {
+    let [steer, pedal] = commands(c, action, s);
+    c.action = [steer, pedal];
+    if s.task == TaskKind::Highway {
+        traffic::step(c, (c.s, c.d, c.vel[0]), s.substeps, s.dt);
+    }
+    for _ in 0..s.substeps {
+        vehicle::step(c, steer, pedal, s.model, s.dt);
+    }
+    c.steps += 1.0;
+    c.speed_sum += c.speed();
+    if s.task == TaskKind::Parking {
+        return parking::outcome(c, s);
+    }
+    let before = c.s;
+    let f = locate(c);
+    place(c, &f);
+    let mut moved = c.s - before;
+    if c.closed > 0.5 {
+        moved = road::wrap(moved / c.road_length * std::f32::consts::TAU) / std::f32::consts::TAU
+            * c.road_length;
+    }
+    c.progress += moved;
+    let off_road = c.d.abs() + 0.5 * WIDTH > half_width(c) + EDGE_TOLERANCE;
+    let collided = traffic::ego_collision(c).is_some();
+    let crash = if collided {
+        Crash::Collision
+    } else if off_road {
+        Crash::OffRoad
+    } else {
+        Crash::None
+    };
+    let mut out = match s.task {
+        TaskKind::LaneKeep => lane_keep::outcome(c, s, moved),
+        TaskKind::Racing => racing::outcome(c, s, moved),
+        _ => highway::outcome(c, s, moved),
+    };
+    if crash != Crash::None {
+        out = StepResult {
+            reward: CRASH_REWARD,
+            terminated: true,
+            success: false,
+            crash,
+        };
+    }
+    out
+}
+
+/// CaRL's soft-penalty factors, each in [0, 1]: speeding (0 at 20% over
+/// the limit), distance from the lane centre `lane_error` (0.5 at the lane's
+/// edge) and comfort (0.5 outside nuPlan's acceleration bounds).
+pub fn carl_factors(c: &Car, speed_limit: f32, lane_error: f32) -> f32 {
+    let speeding = (1.0 - (c.speed() - speed_limit).max(0.0) / (0.2 * speed_limit)).max(0.0);
+    let centre = 1.0 - 0.5 * (lane_error.abs() / (0.5 * LANE_WIDTH)).min(1.0);
+    let comfortable = (COMFORT_ACCEL.0..=COMFORT_ACCEL.1).contains(&c.accel)
+        && c.lat_accel.abs() <= COMFORT_LATERAL;
+    speeding * centre * if comfortable { 1.0 } else { 0.5 }
+}
+
+/// Writes the per-step `info` entries.
+pub fn write_info(info: &mut Info, c: &Car, out: Option<&StepResult>) {
+    info.clear();
+    info.set("speed", f64::from(c.speed()));
+    info.set("progress", f64::from(c.progress));
+    if let Some(out) = out {
+        info.set("success", f64::from(u8::from(out.success)));
+        info.set("crash", out.crash as u8 as f64);
+    }
+}
+
+/// The observation entries every road task starts with: the ego's motion,
+/// its previous action, where it is across the road (from the lateral offset
+/// `d_ref` it should hold) and the sharpest curvature (× 10 m) in each
+/// look-ahead window.
+pub fn road_features(c: &Car, d_ref: f32, obs: &mut [f32]) {
+    let (sin, cos) = c.heading_error.sin_cos();
+    let head = [
+        c.vel[0] / 20.0,
+        c.vel[1] / 5.0,
+        c.yaw_rate,
+        c.steer / crate::params::MAX_STEER,
+        c.action[0],
+        c.action[1],
+        (c.d - d_ref) / LANE_WIDTH,
+        c.d / half_width(c),
+        sin,
+        cos,
+    ];
+    obs[..10].copy_from_slice(&head);
+    let mut from = 0.0;
+    for (o, to) in obs[10..ROAD_FEATURES].iter_mut().zip(LOOK_AHEAD) {
+        *o = 10.0
+            * road::sharpest(
+                c.road(),
+                c.road_length,
+                c.closed > 0.5,
+                c.s + from,
+                c.s + to,
+            );
+        from = to;
+    }
+}
+
+/// Writes the observation (layouts in `docs/envs.md`).
+pub fn observe(c: &Car, s: &Settings, obs: &mut [f32]) {
+    match s.task {
+        TaskKind::LaneKeep => road_features(c, lane_keep::lane_d(c), obs),
+        TaskKind::Racing => road_features(c, 0.0, obs),
+        TaskKind::Highway => highway::observe(c, s, obs),
+        TaskKind::Parking => parking::observe(c, obs),
+    }
+}
+
+/// The indices of the `K` smallest `keys` (infinite keys skipped), smallest
+/// first, with their keys; unused slots hold an infinite key.
+pub fn nearest<const K: usize>(keys: impl Iterator<Item = f32>) -> [(f32, usize); K] {
+    let mut best = [(f32::INFINITY, 0usize); K];
+    for (k, key) in keys.enumerate() {
+        if key >= best[K - 1].0 {
+            continue;
+        }
+        let mut i = K - 1;
+        while i > 0 && best[i - 1].0 > key {
+            best[i] = best[i - 1];
+            i -= 1;
+        }
+        best[i] = (key, k);
+    }
+    best
+}

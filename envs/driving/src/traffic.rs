@@ -1,0 +1,247 @@
+//! Other cars: IDM car following and MOBIL lane changes (as highway-env),
+//! stepped on the road's Frenet frame together with the ego, and collisions
+//! between oriented boxes.
+
+use crate::params::{
+    IDM_ACC, IDM_ACC_LIMIT, IDM_BRAKE, IDM_DELTA, IDM_MIN_GAP, IDM_TIME_GAP, LANE_CHANGE_SPEED,
+    LANE_WIDTH, LENGTH, MOBIL_DELAY, MOBIL_POLITENESS, MOBIL_SAFE_BRAKE, MOBIL_THRESHOLD, WIDTH,
+};
+use crate::road;
+use crate::state::{Car, MAX_OTHERS};
+
+/// Field indices of an [`crate::state::Other`].
+pub mod field {
+    /// World x, m.
+    pub const X: usize = 0;
+    /// World y, m.
+    pub const Y: usize = 1;
+    /// Heading, rad.
+    pub const YAW: usize = 2;
+    /// Speed, m/s.
+    pub const SPEED: usize = 3;
+    /// Arc length along the road, m.
+    pub const S: usize = 4;
+    /// Lateral offset, m (left positive).
+    pub const D: usize = 5;
+    /// IDM's desired speed, m/s.
+    pub const DESIRED: usize = 6;
+    /// The lateral offset steered to, m.
+    pub const TARGET_D: usize = 7;
+    /// Seconds until the next lane-change decision.
+    pub const TIMER: usize = 8;
+}
+use field::*;
+
+/// Desired speed the ego is assumed to have when traffic judges a lane change's safety, m/s.
+pub const EGO_DESIRED: f32 = 30.0;
+
+/// The lane (0 = rightmost) holding lateral offset `d` on a road of `lanes` lanes.
+pub fn lane_of(d: f32, lanes: f32) -> f32 {
+    ((d / LANE_WIDTH + 0.5 * lanes).floor()).clamp(0.0, lanes - 1.0)
+}
+
+/// Lateral offset of the centre of lane `lane`.
+pub fn lane_centre(lane: f32, lanes: f32) -> f32 {
+    (lane + 0.5 - 0.5 * lanes) * LANE_WIDTH
+}
+
+/// IDM: the acceleration of a car at speed `v` wanting `desired`, behind a
+/// leader `gap` m ahead (centre to centre) at speed `lead_v`, or on a free road.
+pub fn idm(v: f32, desired: f32, leader: Option<(f32, f32)>) -> f32 {
+    let mut a = IDM_ACC * (1.0 - (v.max(0.0) / desired.max(0.1)).powf(IDM_DELTA));
+    if let Some((gap, lead_v)) = leader {
+        let wanted = IDM_MIN_GAP
+            + v * IDM_TIME_GAP
+            + v * (v - lead_v) / (2.0 * (IDM_ACC * IDM_BRAKE).sqrt());
+        a -= IDM_ACC * (wanted.max(0.0) / gap.max(0.1)).powi(2);
+    }
+    a.clamp(-IDM_ACC_LIMIT, IDM_ACC_LIMIT)
+}
+
+/// A road user as traffic sees it: along-road position, lanes it occupies, speed, desired speed.
+#[derive(Debug, Clone, Copy)]
+struct User {
+    s: f32,
+    lane: f32,
+    target_lane: f32,
+    v: f32,
+    desired: f32,
+}
+
+/// The users of one episode: the other cars, then the ego (index `n`).
+struct Users {
+    list: [User; MAX_OTHERS + 1],
+    n: usize,
+}
+
+impl Users {
+    fn new(c: &Car, ego: (f32, f32, f32)) -> Self {
+        let none = User {
+            s: f32::NEG_INFINITY,
+            lane: -1.0,
+            target_lane: -1.0,
+            v: 0.0,
+            desired: 1.0,
+        };
+        let mut list = [none; MAX_OTHERS + 1];
+        let n = c.others().len();
+        for (u, o) in list.iter_mut().zip(c.others()) {
+            *u = User {
+                s: o[S],
+                lane: lane_of(o[D], c.lanes),
+                target_lane: lane_of(o[TARGET_D], c.lanes),
+                v: o[SPEED],
+                desired: o[DESIRED],
+            };
+        }
+        let (s, d, v) = ego;
+        let lane = lane_of(d, c.lanes);
+        list[n] = User {
+            s,
+            lane,
+            target_lane: lane,
+            v,
+            desired: EGO_DESIRED,
+        };
+        Self { list, n }
+    }
+
+    fn in_lane(&self, k: usize, lane: f32) -> bool {
+        let u = &self.list[k];
+        u.lane == lane || u.target_lane == lane
+    }
+
+    /// The nearest user ahead of (behind, with `ahead` false) arc length `s` in `lane`, other than `skip`.
+    fn nearest(&self, s: f32, lane: f32, skip: usize, ahead: bool) -> Option<usize> {
+        let mut best: Option<(f32, usize)> = None;
+        for k in 0..=self.n {
+            if k == skip || !self.in_lane(k, lane) {
+                continue;
+            }
+            let gap = if ahead {
+                self.list[k].s - s
+            } else {
+                s - self.list[k].s
+            };
+            let tie_ok = gap > 0.0 || (gap == 0.0 && (k > skip) == ahead);
+            if tie_ok && best.is_none_or(|(g, _)| gap < g) {
+                best = Some((gap, k));
+            }
+        }
+        best.map(|(_, k)| k)
+    }
+
+    /// IDM acceleration of user `k` behind user `lead` (or on a free road).
+    fn accel(&self, k: usize, lead: Option<usize>) -> f32 {
+        let u = &self.list[k];
+        idm(
+            u.v,
+            u.desired,
+            lead.map(|l| (self.list[l].s - u.s, self.list[l].v)),
+        )
+    }
+
+    /// MOBIL: does car `k` gain by moving to `lane`, without making its new follower brake hard?
+    fn mobil(&self, k: usize, lane: f32, current: f32) -> bool {
+        let u = &self.list[k];
+        let new_lead = self.nearest(u.s, lane, k, true);
+        let new_follower = self.nearest(u.s, lane, k, false);
+        let mut gain = self.accel(k, new_lead) - self.accel(k, self.nearest(u.s, current, k, true));
+        if let Some(f) = new_follower {
+            let after = idm(
+                self.list[f].v,
+                self.list[f].desired,
+                Some((u.s - self.list[f].s, u.v)),
+            );
+            if after < -MOBIL_SAFE_BRAKE {
+                return false;
+            }
+            gain += MOBIL_POLITENESS * (after - self.accel(f, new_lead));
+        }
+        if let Some(o) = self.nearest(u.s, current, k, false) {
+            let before = self.accel(o, Some(k));
+            let after = self.accel(o, self.nearest(u.s, current, k, true));
+            gain += MOBIL_POLITENESS * (after - before);
+        }
+        gain > MOBIL_THRESHOLD
+    }
+}
+
+/// Moves the other cars through one control step of `substeps × dt` s:
+/// accelerations and lane changes decided at its start (the ego at `(s, d,
+/// v)` counts as a road user), then integrated, and their poses updated.
+pub fn step(c: &mut Car, ego: (f32, f32, f32), substeps: u32, dt: f32) {
+    let users = Users::new(c, ego);
+    let n = users.n;
+    let mut accel = [0.0f32; MAX_OTHERS];
+    let lanes = c.lanes;
+    for (k, (a, o)) in accel
+        .iter_mut()
+        .zip(c.others.iter_mut())
+        .enumerate()
+        .take(n)
+    {
+        let u = users.list[k];
+        let lead = users.nearest(u.s, u.lane, k, true);
+        *a = users.accel(k, lead);
+        if u.target_lane != u.lane {
+            *a = a.min(users.accel(k, users.nearest(u.s, u.target_lane, k, true)));
+        }
+        o[TIMER] -= substeps as f32 * dt;
+        let settled = (o[D] - o[TARGET_D]).abs() < 0.05;
+        if o[TIMER] <= 0.0 && settled {
+            o[TIMER] += MOBIL_DELAY;
+            for side in [1.0, -1.0] {
+                let lane = u.lane + side;
+                if (0.0..lanes).contains(&lane) && users.mobil(k, lane, u.lane) {
+                    o[TARGET_D] = lane_centre(lane, lanes);
+                    break;
+                }
+            }
+        }
+    }
+    let (segs, length, closed) = (c.segments, c.road_length, c.closed > 0.5);
+    let road = &segs[..c.num_segments as usize];
+    let time = substeps as f32 * dt;
+    for (o, a) in c.others[..n].iter_mut().zip(accel) {
+        let v0 = o[SPEED];
+        let v1 = (v0 + a * time).max(0.0);
+        o[SPEED] = v1;
+        o[S] = (o[S] + 0.5 * (v0 + v1) * time).min(length);
+        let lateral =
+            (o[TARGET_D] - o[D]).clamp(-LANE_CHANGE_SPEED * time, LANE_CHANGE_SPEED * time);
+        o[D] += lateral;
+        let (p, heading) = road::pose_at(road, length, closed, o[S], o[D]);
+        o[X] = p[0];
+        o[Y] = p[1];
+        o[YAW] = heading + (lateral / time).atan2(v1.max(1.0));
+    }
+}
+
+/// Do two oriented rectangles overlap (separating-axis test)? Each is
+/// `(centre, yaw, half length, half width)`.
+pub fn boxes_overlap(a: ([f32; 2], f32, f32, f32), b: ([f32; 2], f32, f32, f32)) -> bool {
+    let (dx, dy) = (b.0[0] - a.0[0], b.0[1] - a.0[1]);
+    let reach = a.2.hypot(a.3) + b.2.hypot(b.3);
+    if dx * dx + dy * dy > reach * reach {
+        return false;
+    }
+    let (sa, ca) = a.1.sin_cos();
+    let (sb, cb) = b.1.sin_cos();
+    let axes = [[ca, sa], [-sa, ca], [cb, sb], [-sb, cb]];
+    axes.iter().all(|ax| {
+        let project = |yaw_c: f32, yaw_s: f32, hl: f32, hw: f32| {
+            hl * (ax[0] * yaw_c + ax[1] * yaw_s).abs() + hw * (-ax[0] * yaw_s + ax[1] * yaw_c).abs()
+        };
+        let dist = (dx * ax[0] + dy * ax[1]).abs();
+        dist <= project(ca, sa, a.2, a.3) + project(cb, sb, b.2, b.3)
+    })
+}
+
+/// The index of the first other car the ego's body overlaps, if any.
+pub fn ego_collision(c: &Car) -> Option<usize> {
+    let ego = (c.pos, c.yaw, 0.5 * LENGTH, 0.5 * WIDTH);
+    c.others()
+        .iter()
+        .position(|o| boxes_overlap(ego, ([o[X], o[Y]], o[YAW], 0.5 * LENGTH, 0.5 * WIDTH)))
+}
