@@ -188,3 +188,58 @@ pub fn observe(c: &Car, obs: &mut [f32]) {
         ]);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DrivingConfig, TaskKind};
+    use proprio_core::episode_rng;
+
+    fn settings() -> Settings {
+        Settings::new(TaskKind::Parking, &DrivingConfig::default(), Some(300)).unwrap()
+    }
+
+    #[test]
+    fn stopping_on_the_bay_pose_is_a_success() {
+        let s = settings();
+        let mut c = crate::task::draw(&s, &mut episode_rng(1, 0, 0));
+        c.pos = [c.goal[0] + 0.2, c.goal[1] - 0.1];
+        c.yaw = c.goal[2] + 0.1;
+        let out = outcome(&mut c, &s);
+        assert!(out.success && out.terminated && out.crash == Crash::None);
+        assert!(out.reward > SUCCESS_REWARD);
+        // Still rolling at 1 m/s: not parked yet.
+        c.vel = [1.0, 0.0];
+        assert!(!outcome(&mut c, &s).terminated);
+    }
+
+    #[test]
+    fn the_goal_bay_is_free_and_parked_cars_sit_in_other_bays() {
+        let s = settings();
+        for seed in 0..20 {
+            let c = crate::task::draw(&s, &mut episode_rng(seed, 0, 0));
+            assert!(!off_lot(&c) && traffic::ego_collision(&c).is_none());
+            for o in c.others() {
+                let (dx, dy) = (o[field::X] - c.goal[0], o[field::Y] - c.goal[1]);
+                assert!(
+                    dx.hypot(dy) > BAY_WIDTH - 0.5,
+                    "seed {seed}: a car in the goal bay"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn driving_into_a_parked_car_or_off_the_lot_ends_the_episode() {
+        let s = settings();
+        let mut c = crate::task::draw(&s, &mut episode_rng(4, 0, 0));
+        c.pos = [half_length() - 1.0, 0.0];
+        c.yaw = 0.0;
+        assert_eq!(outcome(&mut c, &s).crash, Crash::OffRoad);
+        if let Some(o) = c.others().first().copied() {
+            c.pos = [o[field::X], o[field::Y] - 0.5 * o[field::Y].signum()];
+            let out = outcome(&mut c, &s);
+            assert_eq!((out.crash, out.reward), (Crash::Collision, CRASH_REWARD));
+        }
+    }
+}

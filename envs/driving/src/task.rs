@@ -257,3 +257,90 @@ pub fn nearest<const K: usize>(keys: impl Iterator<Item = f32>) -> [(f32, usize)
     }
     best
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DrivingConfig;
+    use crate::traffic::{field, lane_centre};
+    use proprio_core::episode_rng;
+
+    fn highway_with_a_neighbour() -> (Car, Settings) {
+        let config = DrivingConfig {
+            action: Some(ActionMode::Continuous),
+            traffic: Some(1),
+            ..DrivingConfig::default()
+        };
+        let s = Settings::new(TaskKind::Highway, &config, Some(400)).unwrap();
+        let mut c = draw(&s, &mut episode_rng(5, 0, 0));
+        // The ego in lane 1 at 25 m/s; the other car alongside in lane 2, as fast.
+        let d = lane_centre(1.0, c.lanes);
+        let (p, yaw) = road::pose_at(c.road(), c.road_length, false, c.s, d);
+        (c.pos, c.yaw, c.vel) = (p, yaw, [25.0, 0.0]);
+        let f = road::project(c.road(), c.pos);
+        place(&mut c, &f);
+        let left = lane_centre(2.0, c.lanes);
+        let (q, _) = road::pose_at(c.road(), c.road_length, false, c.s, left);
+        c.others[0] = [q[0], q[1], yaw, 25.0, c.s, left, 25.0, left, 5.0];
+        (c, s)
+    }
+
+    #[test]
+    fn turning_into_a_neighbour_is_a_collision_that_ends_the_episode() {
+        let (mut c, s) = highway_with_a_neighbour();
+        for _ in 0..20 {
+            let out = control_step(&mut c, &[-0.4, 0.0], &s);
+            if out.terminated {
+                assert_eq!(out.crash, Crash::Collision);
+                assert_eq!(out.reward, CRASH_REWARD);
+                assert!(!out.success);
+                assert!(c.d > lane_centre(1.0, c.lanes), "hit while moving left");
+                return;
+            }
+        }
+        panic!("steering left into the next car never hit it");
+    }
+
+    #[test]
+    fn driving_straight_beside_a_neighbour_is_no_collision() {
+        let (mut c, s) = highway_with_a_neighbour();
+        for _ in 0..20 {
+            let out = control_step(&mut c, &[0.0, 0.0], &s);
+            assert_eq!(out.crash, Crash::None);
+            assert!(out.reward > 0.5, "progress near the limit: {}", out.reward);
+        }
+        assert!((c.others[0][field::D] - lane_centre(2.0, c.lanes)).abs() < 1e-4);
+    }
+
+    #[test]
+    fn carl_factors_penalise_speeding_drifting_and_discomfort() {
+        let mut c: Car = bytemuck::Zeroable::zeroed();
+        c.vel = [20.0, 0.0];
+        assert_eq!(carl_factors(&c, 20.0, 0.0), 1.0);
+        c.vel = [22.0, 0.0];
+        assert!(
+            (carl_factors(&c, 20.0, 0.0) - 0.5).abs() < 1e-5,
+            "10% over: half"
+        );
+        c.vel = [20.0, 0.0];
+        assert!(
+            (carl_factors(&c, 20.0, 1.0) - 0.75).abs() < 1e-6,
+            "1 m off: three quarters"
+        );
+        c.lat_accel = 6.0;
+        assert!(
+            (carl_factors(&c, 20.0, 0.0) - 0.5).abs() < 1e-6,
+            "beyond nuPlan's comfort"
+        );
+    }
+
+    #[test]
+    fn nearest_keeps_the_smallest_keys_in_order() {
+        let keys = [5.0, f32::INFINITY, 1.0, 3.0, 0.5, 9.0];
+        let best = nearest::<3>(keys.into_iter());
+        assert_eq!(best, [(0.5, 4), (1.0, 2), (3.0, 3)]);
+        let few = nearest::<3>([2.0].into_iter());
+        assert_eq!(few[0], (2.0, 0));
+        assert!(few[1].0.is_infinite());
+    }
+}

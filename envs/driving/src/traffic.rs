@@ -245,3 +245,127 @@ pub fn ego_collision(c: &Car) -> Option<usize> {
         .iter()
         .position(|o| boxes_overlap(ego, ([o[X], o[Y]], o[YAW], 0.5 * LENGTH, 0.5 * WIDTH)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytemuck::Zeroable;
+
+    /// A straight road of `lanes` lanes with the ego parked far behind in lane 0.
+    fn road(lanes: f32) -> Car {
+        let mut c = Car::zeroed();
+        c.segments[0] = [0.0, 0.0, 0.0, 0.0, 10_000.0, 0.0];
+        c.num_segments = 1.0;
+        c.road_length = 10_000.0;
+        c.lanes = lanes;
+        c
+    }
+
+    fn add(c: &mut Car, s: f32, lane: f32, v: f32, desired: f32) {
+        let d = lane_centre(lane, c.lanes);
+        let k = c.num_others as usize;
+        c.others[k] = [s, d, 0.0, v, s, d, desired, d, 5.0];
+        c.num_others += 1.0;
+    }
+
+    const EGO_FAR_BEHIND: (f32, f32, f32) = (-5000.0, -2.0, 0.0);
+
+    #[test]
+    fn idm_settles_at_its_equilibrium_gap() {
+        let mut c = road(1.0);
+        add(&mut c, 500.0, 0.0, 20.0, 20.0);
+        add(&mut c, 400.0, 0.0, 25.0, 25.0);
+        for _ in 0..1800 {
+            step(&mut c, EGO_FAR_BEHIND, 10, 0.01);
+        }
+        let gap = c.others[0][S] - c.others[1][S];
+        // s_e = (s0 + vT) / sqrt(1 - (v/v0)^δ) for a leader at v = 20 and v0 = 25.
+        let expected =
+            (IDM_MIN_GAP + 20.0 * IDM_TIME_GAP) / (1.0 - (20.0f32 / 25.0).powf(IDM_DELTA)).sqrt();
+        assert!(
+            (gap / expected - 1.0).abs() < 0.01,
+            "gap {gap} m, IDM equilibrium {expected} m"
+        );
+        assert!((c.others[1][SPEED] - 20.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn a_free_car_cruises_at_its_desired_speed() {
+        let mut c = road(1.0);
+        add(&mut c, 0.0, 0.0, 10.0, 27.0);
+        for _ in 0..600 {
+            step(&mut c, EGO_FAR_BEHIND, 10, 0.01);
+        }
+        assert!(
+            (c.others[0][SPEED] - 27.0).abs() < 0.2,
+            "{}",
+            c.others[0][SPEED]
+        );
+        assert_eq!(
+            (c.others[0][X], c.others[0][Y]),
+            (c.others[0][S], c.others[0][D])
+        );
+    }
+
+    #[test]
+    fn mobil_overtakes_a_slow_leader_when_the_next_lane_is_free() {
+        let mut c = road(2.0);
+        add(&mut c, 130.0, 0.0, 15.0, 15.0);
+        add(&mut c, 100.0, 0.0, 25.0, 30.0);
+        c.others[1][TIMER] = 0.0;
+        for _ in 0..30 {
+            step(&mut c, EGO_FAR_BEHIND, 10, 0.01);
+        }
+        assert_eq!(
+            c.others[1][TARGET_D],
+            lane_centre(1.0, 2.0),
+            "the fast car moves left"
+        );
+        assert_eq!(
+            c.others[0][TARGET_D],
+            lane_centre(0.0, 2.0),
+            "the slow free car stays"
+        );
+        assert!(c.others[1][D] > lane_centre(0.0, 2.0), "and is on its way");
+    }
+
+    #[test]
+    fn mobil_refuses_a_change_that_makes_the_new_follower_brake_hard() {
+        let mut c = road(2.0);
+        add(&mut c, 130.0, 0.0, 15.0, 15.0);
+        add(&mut c, 100.0, 0.0, 25.0, 30.0);
+        // A fast car close behind in the left lane.
+        add(&mut c, 92.0, 1.0, 30.0, 30.0);
+        c.others[1][TIMER] = 0.0;
+        step(&mut c, EGO_FAR_BEHIND, 10, 0.01);
+        assert_eq!(c.others[1][TARGET_D], lane_centre(0.0, 2.0));
+    }
+
+    #[test]
+    fn traffic_brakes_for_the_ego() {
+        let mut c = road(1.0);
+        add(&mut c, 0.0, 0.0, 25.0, 25.0);
+        // The ego stands 40 m ahead in the same lane.
+        step(&mut c, (40.0, lane_centre(0.0, 1.0), 0.0), 10, 0.01);
+        assert!(
+            c.others[0][SPEED] < 25.0 - 0.3,
+            "speed {}",
+            c.others[0][SPEED]
+        );
+    }
+
+    #[test]
+    fn oriented_boxes_overlap_only_when_they_touch() {
+        let car = |x: f32, y: f32, yaw: f32| ([x, y], yaw, 2.0, 1.0);
+        assert!(boxes_overlap(car(0.0, 0.0, 0.0), car(3.9, 0.0, 0.0)));
+        assert!(!boxes_overlap(car(0.0, 0.0, 0.0), car(4.1, 0.0, 0.0)));
+        assert!(!boxes_overlap(car(0.0, 0.0, 0.0), car(0.0, 2.1, 0.0)));
+        // Turned 90°, the other box reaches 2 m sideways: touching at 2.9 m, clear at 3.1 m.
+        let q = std::f32::consts::FRAC_PI_2;
+        assert!(boxes_overlap(car(0.0, 0.0, 0.0), car(2.9, 0.0, q)));
+        assert!(!boxes_overlap(car(0.0, 0.0, 0.0), car(3.1, 0.0, q)));
+        // Diagonal: corners clear although the bounding circles overlap.
+        let e = std::f32::consts::FRAC_PI_4;
+        assert!(!boxes_overlap(car(0.0, 0.0, e), car(3.0, -3.0, e)));
+    }
+}
