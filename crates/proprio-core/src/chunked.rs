@@ -246,3 +246,46 @@ impl<M: ChunkedModel> Kernel for ChunkedKernel<M> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A three-float state, enough to check the layout.
+    struct Triple;
+
+    impl ChunkedModel for Triple {
+        type State = [f32; 3];
+        fn zeroed() -> [f32; 3] {
+            [0.0; 3]
+        }
+        fn fields(state: &[f32; 3]) -> &[f32] {
+            state
+        }
+        fn fields_mut(state: &mut [f32; 3]) -> &mut [f32] {
+            state
+        }
+        fn draw(&self, _: &mut EnvRng, _: ResetOptions) -> Result<[f32; 3]> {
+            Ok([0.0; 3])
+        }
+        fn check(&self, _: &[f32; 3]) -> std::result::Result<(), String> {
+            Ok(())
+        }
+        fn step(&self, _: &mut [f32; 3], _: &[f32], _: &mut Info) -> (f32, bool) {
+            (0.0, false)
+        }
+        fn start_info(&self, _: &[f32; 3], _: &mut Info) {}
+        fn observe(&self, _: &[f32; 3], _: &mut [f32]) {}
+        fn scene(&self, _: &[f32; 3], _: &mut Scene) {}
+    }
+
+    #[test]
+    fn load_inverts_store_in_every_lane_and_fields_run_in_chunks() {
+        let mut chunk = vec![0.0; CHUNK * 3];
+        store::<Triple>(&[0.5, 1.5, 2.5], &mut chunk, 5);
+        assert_eq!(load::<Triple>(&chunk, 5), [0.5, 1.5, 2.5]);
+        assert_eq!(load::<Triple>(&chunk, 4), [0.0; 3]);
+        assert_eq!(chunk[CHUNK + 5], 1.5, "field 1 of lane 5");
+        assert_eq!(chunked_len::<Triple>(65), 2 * CHUNK * 3, "whole chunks");
+    }
+}

@@ -3,13 +3,15 @@
 //! envs), results read back into the [`Batch`] — or left on the device.
 
 use crate::config::{ActionMode, Settings};
+use crate::cpu::DroneModel;
 use crate::params::{
     BODY_RADIUS, DRAG, GRAVITY, INERTIA, KF, KM, MASS, MAX_RATE, RATE_GAIN, RPM_TO_RAD,
     THRUST_TO_WEIGHT, max_rpm, motor_xy,
 };
-use crate::state::{CHUNK, Drone, LEN, soa_len};
+use crate::state::{CHUNK, Drone, LEN};
 use crate::task::{self, Crash, StepResult, write_info};
 use bytemuck::{Pod, Zeroable};
+use proprio_core::chunked;
 use proprio_core::{Batch, EnvRng, EnvSpec, Error, Kernel, ResetOptions, Result, command};
 use std::fmt::Write;
 use std::mem::offset_of;
@@ -182,7 +184,7 @@ impl GpuKernel {
         let outputs_len = num_envs * (OUT_LEN + 2 * obs_dim);
         let state = storage(
             "state",
-            floats(soa_len(num_envs)),
+            floats(chunked::chunked_len::<DroneModel>(num_envs)),
             wgpu::BufferUsages::COPY_SRC,
         );
         let staged = storage(
@@ -416,7 +418,7 @@ impl Kernel for GpuKernel {
             (chunk_floats * 4) as u64,
             &mut chunk,
         )?;
-        Ok(Drone::load(&chunk, env % CHUNK))
+        Ok(chunked::load::<DroneModel>(&chunk, env % CHUNK))
     }
 
     fn set_state(&mut self, env: usize, state: &Drone, batch: &mut Batch) -> Result<()> {

@@ -19,7 +19,7 @@ pub mod task;
 mod visuals;
 
 pub use config::{ActionMode, DroneConfig, MAX_POINTS, Randomize, Settings, Start, TaskKind, Wind};
-pub use cpu::CpuKernel;
+pub use cpu::{CpuKernel, DroneModel};
 #[cfg(feature = "gpu")]
 pub use gpu::GpuKernel;
 pub use scripted::Cascade;
@@ -124,7 +124,7 @@ fn make_vec(
             let threads = options.threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
-            let kernel = CpuKernel::new(spec, settings, n, threads)?;
+            let kernel = CpuKernel::new(spec, DroneModel::new(settings), n, threads)?;
             Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }
         #[cfg(feature = "gpu")]
@@ -142,7 +142,10 @@ fn make_vec(
 fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>> {
     let (settings, spec) = settings(entry, task, config)?;
     Ok(Box::new(KernelEnv::new(CpuKernel::new(
-        spec, settings, 1, 1,
+        spec,
+        DroneModel::new(settings),
+        1,
+        1,
     )?)?))
 }
 

@@ -59,7 +59,7 @@ pub struct Drone {
 pub const LEN: usize = std::mem::size_of::<Drone>() / 4;
 
 /// Envs per chunk of the struct-of-arrays layout (and GPU workgroup size).
-pub const CHUNK: usize = 64;
+pub use proprio_core::chunked::CHUNK;
 
 impl Drone {
     /// The fields as one flat slice, in declaration order.
@@ -70,22 +70,6 @@ impl Drone {
     /// The fields as one mutable flat slice.
     pub fn flat_mut(&mut self) -> &mut [f32] {
         bytemuck::cast_slice_mut(std::slice::from_mut(self))
-    }
-
-    /// Reads lane `lane` of a chunk (`LEN × CHUNK` floats).
-    pub fn load(chunk: &[f32], lane: usize) -> Self {
-        let mut d = Self::zeroed();
-        for (f, v) in d.flat_mut().iter_mut().enumerate() {
-            *v = chunk[f * CHUNK + lane];
-        }
-        d
-    }
-
-    /// Writes lane `lane` of a chunk.
-    pub fn store(&self, chunk: &mut [f32], lane: usize) {
-        for (f, v) in self.flat().iter().enumerate() {
-            chunk[f * CHUNK + lane] = *v;
-        }
     }
 
     /// Rejects states no episode can reach: non-finite values, a quaternion far from unit length.
@@ -108,28 +92,5 @@ impl Drone {
             return Err(format!("goal must be a whole number in 0..={MAX_POINTS}"));
         }
         Ok(())
-    }
-}
-
-/// Floats needed to store `n` envs: whole chunks.
-pub fn soa_len(n: usize) -> usize {
-    n.div_ceil(CHUNK) * CHUNK * LEN
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn load_inverts_store_in_every_lane() {
-        let mut chunk = vec![0.0; CHUNK * LEN];
-        let mut d = Drone::zeroed();
-        for (k, v) in d.flat_mut().iter_mut().enumerate() {
-            *v = k as f32 + 0.5;
-        }
-        d.store(&mut chunk, 5);
-        assert_eq!(Drone::load(&chunk, 5), d);
-        assert_eq!(Drone::load(&chunk, 4), Drone::zeroed());
-        assert_eq!(chunk[CHUNK + 5], 1.5, "field 1 of lane 5");
     }
 }
