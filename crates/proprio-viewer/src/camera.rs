@@ -1,6 +1,7 @@
 //! The orbit camera: left-drag turns, right-drag pans, the wheel zooms, `F`
 //! frames the env again. The default framing comes from the env's scene
-//! (and covers the whole grid when a batch is shown).
+//! (and covers the whole grid when a batch is shown); when the framing
+//! moves (it follows a car), the camera moves with it.
 
 use crate::SimShared;
 use crate::capture::Headless;
@@ -21,6 +22,9 @@ struct Orbit {
     distance: f32,
     /// The env id and grid size the framing was made for.
     framed_for: Option<(&'static str, usize)>,
+    /// The first env's framing target last frame: when it moves (a car's
+    /// framing follows the car), the camera moves with it.
+    followed: Vec3,
 }
 
 /// Spawns and steers the camera.
@@ -72,6 +76,9 @@ fn frame(sim: Res<SimShared>, keys: Res<ButtonInput<KeyCode>>, mut orbit: ResMut
     };
     let now = (sim.id(), sim.scenes.len());
     if orbit.framed_for == Some(now) && !keys.just_pressed(KeyCode::KeyF) {
+        let moved = to_bevy(first.framing.target) - orbit.followed;
+        orbit.target += moved;
+        orbit.followed += moved;
         return;
     }
     orbit.framed_for = Some(now);
@@ -88,6 +95,7 @@ fn frame(sim: Res<SimShared>, keys: Res<ButtonInput<KeyCode>>, mut orbit: ResMut
     let spacing = 2.4 * framing.half_extent;
     let whole = if n > 1 { 1.1 * cols * spacing } else { 0.0 };
     orbit.target = target;
+    orbit.followed = to_bevy(framing.target);
     orbit.distance = (offset.length() * cols).max(whole).max(0.1);
     orbit.yaw = offset.x.atan2(offset.z);
     orbit.pitch = (offset.y / orbit.distance).clamp(-1.0, 1.0).asin();

@@ -60,11 +60,13 @@ pub enum KeyMap {
     Axes(Vec<Axis>),
     /// Two discrete actions on the arrow keys (no key: alternate, no net push).
     LeftRight { alternate: bool },
-    /// A discrete action chosen by a digit key (held), `start` offset.
+    /// A discrete action chosen by a digit key (held), `start` offset;
+    /// `rest` while no key is held (a car's meta-action "idle").
     Choice {
         n: u32,
         start: i32,
         held: Option<u32>,
+        rest: u32,
     },
     /// Token actions typed digit by digit; `offset` maps digit d to token d + offset.
     Typed {
@@ -86,6 +88,8 @@ fn labels(spec: &EnvSpec, dim: usize) -> Vec<String> {
         &["thrust", "roll rate", "pitch rate", "yaw rate"]
     } else if id.starts_with("drones/") {
         &["motor 1", "motor 2", "motor 3", "motor 4"]
+    } else if id.starts_with("driving/") && dim == 2 {
+        &["steer (D right)", "pedal (W throttle, S brake/reverse)"]
     } else if id.starts_with("manipulation/") && dim == 4 {
         &["hand x", "hand y", "hand z", "gripper"]
     } else {
@@ -153,6 +157,7 @@ impl KeyMap {
                 n: *n,
                 start: *start,
                 held: None,
+                rest: u32::from(spec.id.starts_with("driving/")),
             },
             Space::Tokens { vocab, max_len } => {
                 let digits = ["language/arithmetic", "language/guess"];
@@ -259,8 +264,10 @@ impl KeyMap {
                     f32::from(u8::from(*alternate))
                 };
             }
-            Self::Choice { start, held, .. } => {
-                action[0] = (*start + held.unwrap_or(0) as i32) as f32;
+            Self::Choice {
+                start, held, rest, ..
+            } => {
+                action[0] = (*start + held.unwrap_or(*rest) as i32) as f32;
             }
             Self::Typed { typed, .. } => {
                 for (slot, &t) in action.iter_mut().zip(typed.iter()) {
