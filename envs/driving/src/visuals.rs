@@ -8,7 +8,7 @@ use crate::parking;
 use crate::road::{point_on, pose_at};
 use crate::state::Car;
 use crate::traffic::field;
-use proprio_core::{Framing, Line, Pose, Scene, SceneCamera, Shape, Visual};
+use proprio_core::{Framing, Pose, Scene, SceneCamera, Shape, Visual};
 
 const GRASS: [f32; 4] = [0.35, 0.52, 0.28, 1.0];
 const ASPHALT: [f32; 4] = [0.27, 0.27, 0.29, 1.0];
@@ -21,7 +21,7 @@ const GOAL: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
 /// Longest flat piece an arc is drawn with, m.
 const PIECE: f32 = 8.0;
 /// Road drawn around the ego on long roads, m either way.
-const DRAWN: f32 = 250.0;
+const DRAWN: f32 = 200.0;
 
 /// A car's body and cabin at `(x, y)` heading `yaw`.
 fn car(x: f32, y: f32, yaw: f32, colour: [f32; 4], scene: &mut Scene) {
@@ -72,23 +72,28 @@ fn road(c: &Car, from: f32, to: f32, scene: &mut Scene) {
             scene.bodies.push(Visual::new(shape, pose, ASPHALT));
         }
     }
-    let mut s = from.max(if closed { from } else { 0.0 });
+    // Lane lines as flat strips (which every renderer draws, unlike lines):
+    // solid edges, 3 m dashes every 12 m between lanes.
+    let mut s = if closed { from } else { from.max(0.0) };
     let end = if closed { to } else { to.min(c.road_length) };
     while s < end {
-        let next = (s + 4.0).min(end);
+        let next = (s + 3.0).min(end);
         for lane in 0..=c.lanes as usize {
             let d = lane as f32 * LANE_WIDTH - half;
             let edge = lane == 0 || lane == c.lanes as usize;
-            if !edge && (s / 4.0).round() as i64 % 3 != 0 {
+            if !edge && (s / 3.0).round() as i64 % 4 != 0 {
                 continue;
             }
             let (a, _) = pose_at(c.road(), c.road_length, closed, s, d);
             let (b, _) = pose_at(c.road(), c.road_length, closed, next, d);
-            scene.lines.push(Line {
-                from: [a[0], a[1], 0.03],
-                to: [b[0], b[1], 0.03],
-                colour: if edge { EDGE } else { MARKING },
-            });
+            let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+            let strip = Shape::Rectangle {
+                half_size: [0.5 * dx.hypot(dy) + 0.05, 0.08],
+            };
+            let centre = [0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.02];
+            let pose = Pose::rotated(centre, [0.0, 0.0, 1.0], dy.atan2(dx));
+            let colour = if edge { EDGE } else { MARKING };
+            scene.bodies.push(Visual::new(strip, pose, colour));
         }
         s = next;
     }
@@ -102,15 +107,13 @@ fn lot(c: &Car, scene: &mut Scene) {
         .bodies
         .push(Visual::new(ground, Pose::at([0.0, 0.0, 0.01]), ASPHALT));
     for k in 0..2 * parking::BAYS {
-        let [x, y, yaw] = parking::bay(k);
-        let depth = 0.5 * parking::BAY_DEPTH * yaw.sin();
+        let [x, y, _] = parking::bay(k);
         for side in [-0.5, 0.5] {
-            let bx = x + side * parking::BAY_WIDTH;
-            scene.lines.push(Line {
-                from: [bx, y - depth, 0.03],
-                to: [bx, y + depth, 0.03],
-                colour: MARKING,
-            });
+            let strip = Shape::Rectangle {
+                half_size: [0.08, 0.5 * parking::BAY_DEPTH],
+            };
+            let at = [x + side * parking::BAY_WIDTH, y, 0.02];
+            scene.bodies.push(Visual::new(strip, Pose::at(at), MARKING));
         }
     }
     let marker = Shape::Rectangle {
