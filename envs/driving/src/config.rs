@@ -34,8 +34,9 @@ pub enum TaskKind {
 pub struct DrivingConfig {
     /// Physics integration rate, Hz.
     pub physics_hz: u32,
-    /// Control rate (env steps per second), Hz; must divide `physics_hz`.
-    pub control_hz: u32,
+    /// Control rate (env steps per second), Hz; must divide `physics_hz` (default 10; highway 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_hz: Option<u32>,
     /// Vehicle model.
     pub model: Model,
     /// Meaning of the action (default: continuous; highway: meta).
@@ -77,7 +78,7 @@ impl Default for DrivingConfig {
     fn default() -> Self {
         Self {
             physics_hz: 100,
-            control_hz: 10,
+            control_hz: None,
             model: Model::Dynamic,
             action: None,
             lanes: None,
@@ -97,7 +98,10 @@ impl Default for DrivingConfig {
 impl DrivingConfig {
     /// The defaults with the task's own keys filled in (what `proprio info` shows).
     pub fn defaults_for(task: TaskKind) -> Self {
-        let mut c = Self::default();
+        let mut c = Self {
+            control_hz: Some(10),
+            ..Self::default()
+        };
         match task {
             TaskKind::LaneKeep => {
                 c.action = Some(ActionMode::Continuous);
@@ -117,6 +121,9 @@ impl DrivingConfig {
                 c.occupancy = Some(0.4);
             }
             TaskKind::Highway => {
+                // Decisions every half second, as highway-env's 1 Hz policies
+                // (its meta-actions need a moment to take effect).
+                c.control_hz = Some(2);
                 c.action = Some(ActionMode::Meta);
                 c.lanes = Some(4);
                 c.speed_limit = Some(30.0);
@@ -131,6 +138,7 @@ impl DrivingConfig {
     /// Fills the task's own keys that are unset with their defaults.
     pub fn fill_defaults(&mut self, task: TaskKind) {
         let d = Self::defaults_for(task);
+        self.control_hz = self.control_hz.or(d.control_hz);
         self.action = self.action.or(d.action);
         self.lanes = self.lanes.or(d.lanes);
         self.speed_limit = self.speed_limit.or(d.speed_limit);
@@ -201,13 +209,17 @@ fn whole_in(name: &str, v: u32, low: u32, high: u32) -> Result<(), String> {
 impl Settings {
     /// Checks `config` for `task`; the message names the bad key.
     pub fn new(task: TaskKind, c: &DrivingConfig, time_limit: Option<u64>) -> Result<Self, String> {
-        if c.control_hz == 0 || c.physics_hz == 0 || !c.physics_hz.is_multiple_of(c.control_hz) {
+        let control_hz = c
+            .control_hz
+            .or(DrivingConfig::defaults_for(task).control_hz)
+            .unwrap_or(10);
+        if control_hz == 0 || c.physics_hz == 0 || !c.physics_hz.is_multiple_of(control_hz) {
             return Err(format!(
-                "physics_hz ({}) must be a positive multiple of control_hz ({})",
-                c.physics_hz, c.control_hz
+                "physics_hz ({}) must be a positive multiple of control_hz ({control_hz})",
+                c.physics_hz
             ));
         }
-        let substeps = c.physics_hz / c.control_hz;
+        let substeps = c.physics_hz / control_hz;
         if !(1..=64).contains(&substeps) || !(50..=1000).contains(&c.physics_hz) {
             return Err("physics_hz must be 50–1000 and physics_hz / control_hz 1–64".into());
         }

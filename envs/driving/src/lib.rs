@@ -77,10 +77,10 @@ pub const HIGHWAY: EnvEntry = EnvEntry {
     id: "driving/highway-v0",
     description: "Drive fast on a four-lane road among 20 IDM/MOBIL cars without crashing (highway-env's highway).",
     reward_range: (-1.0, 1.2),
-    max_episode_steps: Some(400),
-    physics_steps_per_step: 10,
+    max_episode_steps: Some(80),
+    physics_steps_per_step: 50,
     reward: "CaRL: metres gained along the road / (speed limit x step time), times soft-penalty factors for speeding, distance from a lane centre and discomfort; -1 on a collision or leaving the road",
-    termination: "terminated on a collision or leaving the road; truncated after 400 steps (40 s); success = crash-free to the time limit at a mean speed of 20 m/s or more",
+    termination: "terminated on a collision or leaving the road; truncated after 80 steps (40 s at 2 decisions a second); success = crash-free to the time limit at a mean speed of 20 m/s or more",
     action_handling: ACTION_HANDLING,
 };
 

@@ -116,8 +116,9 @@ fn off_lot(c: &Car) -> bool {
 }
 
 /// Reward: the goal error removed this step, +10 on success (within 0.3 m,
-/// 10° and 0.5 m/s), −10 on a collision or leaving the lot.
-pub fn outcome(c: &mut Car, _s: &Settings) -> StepResult {
+/// 10° and 0.5 m/s), −10 on a collision (`collided`: found during the
+/// step's physics) or leaving the lot.
+pub fn outcome(c: &mut Car, collided: bool) -> StepResult {
     let error = goal_error(c);
     let gained = c.goal_error - error;
     c.goal_error = error;
@@ -125,7 +126,7 @@ pub fn outcome(c: &mut Car, _s: &Settings) -> StepResult {
     let parked = dx.hypot(dy) < GOAL_DISTANCE
         && wrap(c.yaw - c.goal[2]).abs() < GOAL_HEADING
         && c.speed().abs() < GOAL_SPEED;
-    let crash = if traffic::ego_collision(c).is_some() {
+    let crash = if collided || traffic::ego_collision(c).is_some() {
         Crash::Collision
     } else if off_lot(c) {
         Crash::OffRoad
@@ -205,12 +206,12 @@ mod tests {
         let mut c = crate::task::draw(&s, &mut episode_rng(1, 0, 0));
         c.pos = [c.goal[0] + 0.2, c.goal[1] - 0.1];
         c.yaw = c.goal[2] + 0.1;
-        let out = outcome(&mut c, &s);
+        let out = outcome(&mut c, false);
         assert!(out.success && out.terminated && out.crash == Crash::None);
         assert!(out.reward > SUCCESS_REWARD);
         // Still rolling at 1 m/s: not parked yet.
         c.vel = [1.0, 0.0];
-        assert!(!outcome(&mut c, &s).terminated);
+        assert!(!outcome(&mut c, false).terminated);
     }
 
     #[test]
@@ -235,10 +236,10 @@ mod tests {
         let mut c = crate::task::draw(&s, &mut episode_rng(4, 0, 0));
         c.pos = [half_length() - 1.0, 0.0];
         c.yaw = 0.0;
-        assert_eq!(outcome(&mut c, &s).crash, Crash::OffRoad);
+        assert_eq!(outcome(&mut c, false).crash, Crash::OffRoad);
         if let Some(o) = c.others().first().copied() {
             c.pos = [o[field::X], o[field::Y] - 0.5 * o[field::Y].signum()];
-            let out = outcome(&mut c, &s);
+            let out = outcome(&mut c, false);
             assert_eq!((out.crash, out.reward), (Crash::Collision, CRASH_REWARD));
         }
     }

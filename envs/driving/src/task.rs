@@ -93,55 +93,78 @@ pub fn locate(c: &Car) -> Frenet {
     road::project_near(c.road(), c.closed > 0.5, c.seg as usize, c.pos)
 }
 
-/// `[steer, pedal]` for this control step: the action itself, or what the
-/// controller does for a meta-action (which also moves the targets).
-fn commands(c: &mut Car, action: &[f32], s: &Settings) -> [f32; 2] {
-    match s.action {
-        ActionMode::Continuous => [action[0].clamp(-1.0, 1.0), action[1].clamp(-1.0, 1.0)],
-        ActionMode::Meta => {
-            let a = action[0] as u32;
-            let lane = traffic::lane_of(c.target_d, c.lanes);
-            match a {
-                meta::LANE_LEFT if lane + 1.0 < c.lanes => {
-                    c.target_d = traffic::lane_centre(lane + 1.0, c.lanes);
-                }
-                meta::LANE_RIGHT if lane > 0.0 => {
-                    c.target_d = traffic::lane_centre(lane - 1.0, c.lanes);
-                }
-                meta::FASTER | meta::SLOWER => {
-                    c.target_speed = controller::next_speed(c.target_speed, a);
-                }
-                _ => {}
-            }
-            let curvature = road::curvature_at(c.road(), c.road_length, c.closed > 0.5, c.s + 5.0);
-            controller::track(
-                c.vel[0],
-                c.heading_error,
-                c.d,
-                c.target_d,
-                curvature,
-                c.target_speed,
-            )
+/// Moves the meta-action targets: the lane steered to, or the speed held.
+fn apply_meta(c: &mut Car, action: u32) {
+    let lane = traffic::lane_of(c.target_d, c.lanes);
+    match action {
+        meta::LANE_LEFT if lane + 1.0 < c.lanes => {
+            c.target_d = traffic::lane_centre(lane + 1.0, c.lanes);
         }
+        meta::LANE_RIGHT if lane > 0.0 => {
+            c.target_d = traffic::lane_centre(lane - 1.0, c.lanes);
+        }
+        meta::FASTER | meta::SLOWER => {
+            c.target_speed = controller::next_speed(c.target_speed, action);
+        }
+        _ => {}
     }
 }
 
-/// One control step: `substeps` physics steps of the ego (and the traffic), then the task's outcome.
+/// What the lane-and-speed controller commands now (meta-actions), run
+/// every physics step as highway-env's low-level controllers are.
+fn meta_commands(c: &mut Car) -> [f32; 2] {
+    let f = locate(c);
+    place(c, &f);
+    let curvature = road::curvature_at(c.road(), c.road_length, c.closed > 0.5, c.s + 5.0);
+    controller::track(
+        c.vel[0],
+        c.heading_error,
+        c.d,
+        c.target_d,
+        curvature,
+        c.target_speed,
+    )
+}
+
+/// Seconds between two traffic decisions and collision checks (highway-env decides at 15 Hz).
+pub const TRAFFIC_PERIOD: f32 = 0.1;
+
+/// One control step: `substeps` physics steps of the ego, the traffic
+/// deciding and collisions checked every [`TRAFFIC_PERIOD`], then the task's outcome.
 pub fn control_step(c: &mut Car, action: &[f32], s: &Settings) -> StepResult {
-    let [steer, pedal] = commands(c, action, s);
-    c.action = [steer, pedal];
-    if s.task == TaskKind::Highway {
-        traffic::step(c, (c.s, c.d, c.vel[0]), s.substeps, s.dt);
+    let before = c.s;
+    let mut commands = [
+        action[0].clamp(-1.0, 1.0),
+        action.get(1).map_or(0.0, |p| p.clamp(-1.0, 1.0)),
+    ];
+    if s.action == ActionMode::Meta {
+        apply_meta(c, action[0] as u32);
     }
-    for _ in 0..s.substeps {
-        vehicle::step(c, steer, pedal, s.model, s.dt);
+    let period = ((TRAFFIC_PERIOD / s.dt).round() as u32).max(1);
+    let mut collided = false;
+    for k in 0..s.substeps {
+        if s.task == TaskKind::Highway && k % period == 0 {
+            let f = locate(c);
+            place(c, &f);
+            traffic::step(c, (c.s, c.d, c.vel[0]), period.min(s.substeps - k), s.dt);
+        }
+        if s.action == ActionMode::Meta {
+            commands = meta_commands(c);
+        }
+        vehicle::step(c, commands[0], commands[1], s.model, s.dt);
+        if c.num_others > 0.0 && ((k + 1) % period == 0 || k + 1 == s.substeps) {
+            collided = traffic::ego_collision(c).is_some();
+            if collided {
+                break;
+            }
+        }
     }
+    c.action = commands;
     c.steps += 1.0;
     c.speed_sum += c.speed();
     if s.task == TaskKind::Parking {
-        return parking::outcome(c, s);
+        return parking::outcome(c, collided);
     }
-    let before = c.s;
     let f = locate(c);
     place(c, &f);
     let mut moved = c.s - before;
@@ -151,7 +174,6 @@ pub fn control_step(c: &mut Car, action: &[f32], s: &Settings) -> StepResult {
     }
     c.progress += moved;
     let off_road = c.d.abs() + 0.5 * WIDTH > half_width(c) + EDGE_TOLERANCE;
-    let collided = traffic::ego_collision(c).is_some();
     let crash = if collided {
         Crash::Collision
     } else if off_road {
@@ -267,6 +289,7 @@ mod tests {
 
     fn highway_with_a_neighbour() -> (Car, Settings) {
         let config = DrivingConfig {
+            control_hz: Some(10),
             action: Some(ActionMode::Continuous),
             traffic: Some(1),
             ..DrivingConfig::default()
