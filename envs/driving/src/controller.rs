@@ -11,8 +11,8 @@ pub const CROSS_TRACK_GAIN: f32 = 0.6;
 const SOFTENING: f32 = 2.0;
 /// Pedal per m/s of speed error.
 const SPEED_GAIN: f32 = 0.5;
-/// The meta-action target speeds, m/s (index 0 slowest).
-pub const META_SPEEDS: [f32; 4] = [15.0, 20.0, 25.0, 30.0];
+/// The meta-action target speeds, m/s (index 0 slowest): highway-env's `target_speeds`.
+pub const META_SPEEDS: [f32; 3] = [20.0, 25.0, 30.0];
 
 /// highway-env's meta-actions.
 pub mod meta {
@@ -42,7 +42,9 @@ pub fn track(
     let cross = (CROSS_TRACK_GAIN * (target_d - d) / (v.abs() + SOFTENING)).atan();
     let feed_forward = (WHEELBASE * curvature).atan();
     let delta = wrap(heading_error) + cross + feed_forward;
-    let pedal = (SPEED_GAIN * (target_speed - v)).clamp(-1.0, 1.0);
+    // Feed-forward for drag and rolling resistance, so the speed settles on its target.
+    let hold = -crate::vehicle::resistance(v) / crate::params::MAX_DRIVE;
+    let pedal = (SPEED_GAIN * (target_speed - v) + hold).clamp(-1.0, 1.0);
     [(-delta / MAX_STEER).clamp(-1.0, 1.0), pedal]
 }
 

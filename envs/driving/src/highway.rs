@@ -29,52 +29,52 @@ fn uniform(rng: &mut EnvRng, low: f32, high: f32) -> f32 {
 }
 
 /// A fresh road; the ego in a random lane at 25 m/s; the traffic spread
-/// ahead (three quarters) and behind, a car every `60 / density` m of lane on average.
+/// ahead (three quarters) and behind in random lanes, at least 20 m apart in
+/// a lane and `20 + 40 / density` m on average (the first car ahead of the
+/// ego in its lane at least 30 m away).
 pub fn draw(s: &Settings, rng: &mut EnvRng, c: &mut Car) {
     let (n, length) = road::winding(rng, ROAD_LENGTH, s.max_curvature, &mut c.segments);
     c.num_segments = n as f32;
     c.road_length = length;
-    let lane = (rng.random::<f32>() * c.lanes).floor().min(c.lanes - 1.0);
-    c.target_d = lane_centre(lane, c.lanes);
+    let ego_lane = (rng.random::<f32>() * c.lanes).floor().min(c.lanes - 1.0);
+    c.target_d = lane_centre(ego_lane, c.lanes);
     c.target_speed = 25.0;
     let (p, heading) = road::pose_at(c.road(), length, false, START, c.target_d);
     c.pos = p;
     c.yaw = heading;
     c.vel = [25.0, 0.0];
-    let spacing = 60.0 / (c.lanes * s.density);
     let count = s.traffic as usize;
     let behind = count / 4;
-    let (mut ahead_s, mut behind_s) = (START, START);
+    // The last car placed in each lane, ahead of and behind the ego.
+    let mut ahead_at = [START; 8];
+    let mut behind_at = [START; 8];
+    ahead_at[ego_lane as usize] += 10.0;
+    behind_at[ego_lane as usize] -= 10.0;
     for k in 0..count {
-        let at = if k < behind {
-            behind_s -= uniform(rng, 0.5, 1.5) * spacing + 2.0;
-            behind_s
-        } else {
-            ahead_s += uniform(rng, 0.5, 1.5) * spacing + 2.0;
-            ahead_s
-        };
         let lane = (rng.random::<f32>() * c.lanes).floor().min(c.lanes - 1.0);
-        let d = lane_centre(lane, c.lanes);
-        // Keep the ego's own lane clear right around it.
-        let at = if lane == lane_of(c.target_d, c.lanes) && (at - START).abs() < 15.0 {
-            at + 30.0f32.copysign(at - START)
+        let gap = 20.0 + uniform(rng, 0.5, 1.5) * 40.0 / s.density;
+        let at = if k < behind {
+            behind_at[lane as usize] -= gap;
+            behind_at[lane as usize]
         } else {
-            at
+            ahead_at[lane as usize] += gap;
+            ahead_at[lane as usize]
         };
+        let d = lane_centre(lane, c.lanes);
         let (p, heading) = road::pose_at(c.road(), length, false, at, d);
-        let o = &mut c.others[k];
-        *o = [
+        let speed = uniform(rng, 20.0, 25.0);
+        let desired = speed + uniform(rng, 0.0, 3.0);
+        c.others[k] = [
             p[0],
             p[1],
             heading,
-            uniform(rng, 20.0, 25.0),
+            speed,
             at,
             d,
-            uniform(rng, 20.0, 28.0),
+            desired,
             d,
-            0.0,
+            uniform(rng, 0.0, 1.0),
         ];
-        o[field::TIMER] = uniform(rng, 0.0, 1.0);
     }
     c.num_others = count as f32;
 }

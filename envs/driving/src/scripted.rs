@@ -82,12 +82,15 @@ impl Driver {
         )
     }
 
-    /// IDM for speed and MOBIL for lanes, as the traffic drives, in meta-actions.
+    /// IDM for speed and MOBIL for lanes, as the traffic drives, in
+    /// meta-actions: change lanes when another lane lets the ego accelerate
+    /// clearly more (the more so when it must brake here) and its new
+    /// follower keeps a safe gap; otherwise slow down for the leader.
     fn highway(&self, obs: &[f32]) -> u32 {
         let v = 20.0 * obs[0];
         let settled = obs[6].abs() < 0.05;
         let (a, _) = self.lane_leader(obs, v, 0.0);
-        if settled && a > -2.0 {
+        if settled {
             let half = 0.5 * self.settings.lanes as f32 * LANE_WIDTH;
             let lanes = self.settings.lanes as f32;
             let lane = lane_of(obs[7] * half, lanes);
@@ -98,7 +101,7 @@ impl Driver {
                 let offset = lane_centre(lane + side, lanes) - obs[7] * half;
                 let (a_new, follower) = self.lane_leader(obs, v, offset);
                 let safe = follower.is_none_or(|[gap, speed]| {
-                    gap > 8.0 && idm(speed, 30.0, Some((gap, v))) > -params::IDM_ACC
+                    gap > 10.0 && idm(speed, 30.0, Some((gap, v))) > -params::MOBIL_SAFE_BRAKE
                 });
                 if safe && a_new - a > 0.5 {
                     return action;
