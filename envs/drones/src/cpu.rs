@@ -19,6 +19,11 @@ impl DroneModel {
     pub fn new(settings: Settings) -> Self {
         Self { settings }
     }
+
+    /// The validated settings of the envs.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
 }
 
 impl ChunkedModel for DroneModel {

@@ -129,7 +129,7 @@ fn make_vec(
         }
         #[cfg(feature = "gpu")]
         Backend::Gpu => {
-            let kernel = GpuKernel::new(spec, settings, n)?;
+            let kernel = GpuKernel::new(spec, DroneModel::new(settings), n)?;
             Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }
         #[cfg(not(feature = "gpu"))]

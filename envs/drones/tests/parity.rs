@@ -182,14 +182,15 @@ fn observations_can_stay_on_the_device() {
     let entry = proprio_drones::HOVER;
     let (settings, spec) =
         proprio_drones::settings(&entry, proprio_drones::TaskKind::Hover, &Value::Null).unwrap();
-    let kernel = match proprio_drones::GpuKernel::new(spec, settings, 70) {
-        Ok(k) => k,
-        Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
-            eprintln!("skipping: {e}");
-            return;
-        }
-        Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
-    };
+    let kernel =
+        match proprio_drones::GpuKernel::new(spec, proprio_drones::DroneModel::new(settings), 70) {
+            Ok(k) => k,
+            Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
+                eprintln!("skipping: {e}");
+                return;
+            }
+            Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
+        };
     eprintln!("adapter: {}", kernel.adapter());
     let mut venv = KernelVecEnv::new(kernel, AutoresetMode::NextStep).unwrap();
     venv.reset(Some(0), None).unwrap();
