@@ -8,9 +8,9 @@ use crate::road::wrap;
 /// Stanley's cross-track gain, 1/s.
 pub const CROSS_TRACK_GAIN: f32 = 0.6;
 /// Softening speed of Stanley's cross-track term, m/s.
-const SOFTENING: f32 = 2.0;
+pub const SOFTENING: f32 = 2.0;
 /// Pedal per m/s of speed error.
-const SPEED_GAIN: f32 = 0.5;
+pub const SPEED_GAIN: f32 = 0.5;
 /// The meta-action target speeds, m/s (index 0 slowest): highway-env's `target_speeds`.
 pub const META_SPEEDS: [f32; 3] = [20.0, 25.0, 30.0];
 

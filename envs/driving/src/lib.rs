@@ -5,10 +5,13 @@
 //! (a mid-size saloon) with IDM/MOBIL traffic, procedural seeded roads and
 //! tracks, and CaRL-style rewards. The state of one env is a fixed block of
 //! floats ([`Car`]) stepped by [`DrivingModel`] on CPU threads through
-//! [`proprio_core::ChunkedKernel`], in the chunked layout a GPU kernel reads.
+//! [`proprio_core::ChunkedKernel`] and, with the `gpu` feature, in one wgpu
+//! dispatch per step (`GpuKernel`), with the same contract and layout.
 
 mod config;
 pub mod controller;
+#[cfg(feature = "gpu")]
+mod gpu;
 mod highway;
 mod lane_keep;
 pub mod params;
@@ -23,12 +26,14 @@ pub mod vehicle;
 mod visuals;
 
 pub use config::{ActionMode, DrivingConfig, Settings, TaskKind};
+#[cfg(feature = "gpu")]
+pub use gpu::GpuKernel;
 pub use scripted::Driver;
 pub use state::{Car, LEN, MAX_OTHERS, MAX_SEGMENTS, Other, Segment};
 
 use proprio_core::serde_json::Value;
 use proprio_core::{
-    Backend, ChunkedKernel, ChunkedModel, Controller, Env, EnvEntry, EnvRng, EnvSpec, Error, Info,
+    Backend, ChunkedKernel, ChunkedModel, Controller, Env, EnvEntry, EnvRng, EnvSpec, Info,
     KernelEnv, KernelVecEnv, Registry, ResetOptions, Result, Scene, Space, VecEnv, VecOptions,
     family,
 };
@@ -94,6 +99,11 @@ impl DrivingModel {
     pub fn new(settings: Settings) -> Self {
         Self { settings }
     }
+
+    /// The validated settings of the envs.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
 }
 
 impl ChunkedModel for DrivingModel {
@@ -126,12 +136,12 @@ impl ChunkedModel for DrivingModel {
 
     fn step(&self, state: &mut Car, action: &[f32], info: &mut Info) -> (f32, bool) {
         let out = task::control_step(state, action, &self.settings);
-        task::write_info(info, state, Some(&out));
+        task::write_info(info, state.speed(), state.progress, Some(&out));
         (out.reward, out.terminated)
     }
 
     fn start_info(&self, state: &Car, info: &mut Info) {
-        task::write_info(info, state, None);
+        task::write_info(info, state.speed(), state.progress, None);
     }
 
     fn observe(&self, state: &Car, obs: &mut [f32]) {
@@ -184,17 +194,26 @@ fn make_vec(
     options: VecOptions,
 ) -> Result<Box<dyn VecEnv>> {
     let (settings, spec) = settings(entry, task, config)?;
-    if options.backend == Backend::Gpu {
-        return Err(Error::Backend(format!(
-            "{} runs on the cpu backend only (the GPU driving kernel is not built yet)",
+    let model = DrivingModel::new(settings);
+    match options.backend {
+        Backend::Cpu => {
+            let threads = options.threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            let kernel = ChunkedKernel::new(spec, model, n, threads)?;
+            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
+        }
+        #[cfg(feature = "gpu")]
+        Backend::Gpu => {
+            let kernel = GpuKernel::new(spec, model, n)?;
+            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
+        }
+        #[cfg(not(feature = "gpu"))]
+        Backend::Gpu => Err(proprio_core::Error::Backend(format!(
+            "this build of proprio-driving has no GPU backend for {} (enable its `gpu` feature)",
             entry.id
-        )));
+        ))),
     }
-    let threads = options.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    let kernel = ChunkedKernel::new(spec, DrivingModel::new(settings), n, threads)?;
-    Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
 }
 
 fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>> {

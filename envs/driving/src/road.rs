@@ -9,7 +9,7 @@ use proprio_core::rand::RngExt;
 use std::f32::consts::{PI, TAU};
 
 /// Below this |curvature|, 1/m, a segment is a straight.
-const STRAIGHT: f32 = 1e-6;
+pub const STRAIGHT: f32 = 1e-6;
 /// Shortest piece of a generated track, m: longer than a car drives in one
 /// control step, so the near search of [`project_near`] never skips one.
 pub const MIN_PIECE: f32 = 6.0;
@@ -35,44 +35,57 @@ pub fn wrap(a: f32) -> f32 {
     if w <= -PI { w + TAU } else { w }
 }
 
+/// The point `u` m along a segment of curvature `k` in its own frame (start
+/// at the origin, heading +x): `(sin(ku)/k, (1 − cos(ku))/k)`, written so
+/// that gentle arcs (k → 0) keep full precision.
+fn local_point(k: f32, u: f32) -> [f32; 2] {
+    if k.abs() < STRAIGHT {
+        return [u, 0.0];
+    }
+    let half = (0.5 * k * u).sin();
+    [(k * u).sin() / k, 2.0 * half * half / k]
+}
+
 /// The point and heading `u` m along segment `g`, offset `d` m to its left.
 pub fn point_on(g: &Segment, u: f32, d: f32) -> ([f32; 2], f32) {
     let [x, y, h0, k, _, _] = *g;
     let h = h0 + k * u;
     let (s0, c0) = h0.sin_cos();
     let (s1, c1) = h.sin_cos();
-    let centre = if k.abs() < STRAIGHT {
-        [x + u * c0, y + u * s0]
-    } else {
-        [x + (s1 - s0) / k, y - (c1 - c0) / k]
-    };
-    ([centre[0] - d * s1, centre[1] + d * c1], h)
+    let [lx, ly] = local_point(k, u);
+    (
+        [
+            x + lx * c0 - ly * s0 - d * s1,
+            y + lx * s0 + ly * c0 + d * c1,
+        ],
+        h,
+    )
 }
 
 /// Nearest point of segment `g` to `p`: (u along the segment, signed offset, squared distance).
+///
+/// Everything is computed in the segment's own frame and, on arcs, scaled by
+/// the curvature, never through the arc's centre: a gentle arc's centre lies
+/// kilometres away, where a float's rounding alone is a quarter of a millimetre.
 fn project_segment(g: &Segment, p: [f32; 2]) -> (f32, f32, f32) {
     let [x, y, h0, k, len, _] = *g;
     let (s0, c0) = h0.sin_cos();
     let (rx, ry) = (p[0] - x, p[1] - y);
+    let (lx, ly) = (rx * c0 + ry * s0, -rx * s0 + ry * c0);
     if k.abs() < STRAIGHT {
-        let u = (rx * c0 + ry * s0).clamp(0.0, len);
-        let d = -rx * s0 + ry * c0;
-        let (fx, fy) = (rx - u * c0, ry - u * s0);
-        return (u, d, fx * fx + fy * fy);
+        let u = lx.clamp(0.0, len);
+        return (u, ly, (lx - u) * (lx - u) + ly * ly);
     }
-    let r = 1.0 / k;
-    // The arc's centre, and the angle of the point around it measured from
-    // the arc's middle, so arcs up to a full turn resolve unambiguously.
-    let (cx, cy) = (-r * s0, r * c0);
-    let (vx, vy) = (rx - cx, ry - cy);
-    let rho = vx.hypot(vy);
-    let a_start = (-cy).atan2(-cx);
-    let a_mid = a_start + 0.5 * len * k;
-    let u = (0.5 * len + r * wrap(vy.atan2(vx) - a_mid)).clamp(0.0, len);
-    let d = r - k.signum() * rho;
-    let (foot, _) = point_on(g, u, 0.0);
-    let (fx, fy) = (p[0] - foot[0], p[1] - foot[1]);
-    (u, d, fx * fx + fy * fy)
+    // (k lx, 1 − k ly) points from the centre through p, scaled by |k|:
+    // its angle is k·u of the foot, its length |k|·(distance to the centre).
+    let (qx, qy) = (k * lx, 1.0 - k * ly);
+    let q = qx.hypot(qy);
+    // Measured from the arc's middle, so arcs up to a full turn resolve unambiguously.
+    let mid = 0.5 * k * len;
+    let u = ((wrap(qx.atan2(qy) - mid) + mid) / k).clamp(0.0, len);
+    let d = (2.0 * ly - k * (lx * lx + ly * ly)) / (1.0 + q);
+    let [fx, fy] = local_point(k, u);
+    (u, d, (lx - fx) * (lx - fx) + (ly - fy) * (ly - fy))
 }
 
 fn frenet(road: &[Segment], seg: usize, u: f32, d: f32) -> Frenet {

@@ -199,20 +199,23 @@ pub fn control_step(c: &mut Car, action: &[f32], s: &Settings) -> StepResult {
 
 /// CaRL's soft-penalty factors, each in [0, 1]: speeding (0 at 20% over
 /// the limit), distance from the lane centre `lane_error` (0.5 at the lane's
-/// edge) and comfort (0.5 outside nuPlan's acceleration bounds).
+/// edge) and comfort (down to 0.5 as the acceleration leaves nuPlan's bounds,
+/// reached 1 m/s² beyond them; continuous, so no rounding flips it).
 pub fn carl_factors(c: &Car, speed_limit: f32, lane_error: f32) -> f32 {
     let speeding = (1.0 - (c.speed() - speed_limit).max(0.0) / (0.2 * speed_limit)).max(0.0);
     let centre = 1.0 - 0.5 * (lane_error.abs() / (0.5 * LANE_WIDTH)).min(1.0);
-    let comfortable = (COMFORT_ACCEL.0..=COMFORT_ACCEL.1).contains(&c.accel)
-        && c.lat_accel.abs() <= COMFORT_LATERAL;
-    speeding * centre * if comfortable { 1.0 } else { 0.5 }
+    let excess = (COMFORT_ACCEL.0 - c.accel)
+        .max(c.accel - COMFORT_ACCEL.1)
+        .max(0.0)
+        + (c.lat_accel.abs() - COMFORT_LATERAL).max(0.0);
+    speeding * centre * (1.0 - 0.5 * excess.min(1.0))
 }
 
-/// Writes the per-step `info` entries.
-pub fn write_info(info: &mut Info, c: &Car, out: Option<&StepResult>) {
+/// Writes the per-step `info` entries: the car's speed and progress, and the step's outcome.
+pub fn write_info(info: &mut Info, speed: f32, progress: f32, out: Option<&StepResult>) {
     info.clear();
-    info.set("speed", f64::from(c.speed()));
-    info.set("progress", f64::from(c.progress));
+    info.set("speed", f64::from(speed));
+    info.set("progress", f64::from(progress));
     if let Some(out) = out {
         info.set("success", f64::from(u8::from(out.success)));
         info.set("crash", out.crash as u8 as f64);

@@ -82,6 +82,9 @@ pub fn step(c: &mut Car, steer_cmd: f32, pedal: f32, model: Model, dt: f32) {
     let (drive, opposing) = pedal_accel(pedal, vx);
     let ax = drive + resistance(vx);
     let mut vx_new = vx + ax * dt;
+    // The longitudinal acceleration, computed rather than differenced (a
+    // difference of speeds over dt would amplify their rounding a hundredfold).
+    let mut accel = ax;
     if opposing || drive == 0.0 {
         // Brakes and resistance stop the car; they never start it moving.
         vx_new = if vx > 0.0 {
@@ -91,6 +94,9 @@ pub fn step(c: &mut Car, steer_cmd: f32, pedal: f32, model: Model, dt: f32) {
         } else {
             0.0
         };
+        if vx_new == 0.0 {
+            accel = -vx / dt;
+        }
     }
     // Kinematic bicycle about the centre of gravity: no slip at either axle.
     let tan = delta.tan();
@@ -118,8 +124,8 @@ pub fn step(c: &mut Car, steer_cmd: f32, pedal: f32, model: Model, dt: f32) {
         for (n, (k, d)) in next.iter_mut().zip(kin.iter().zip(dynamic)) {
             *n = w * d + (1.0 - w) * k;
         }
+        accel = w * dvx + (1.0 - w) * accel;
     }
-    let speed_before = vx;
     c.vel = [next[0], next[1]];
     c.yaw_rate = next[2];
     // The heading halfway through the step: a constant turn moves the car
@@ -128,7 +134,7 @@ pub fn step(c: &mut Car, steer_cmd: f32, pedal: f32, model: Model, dt: f32) {
     c.pos[0] += (next[0] * cy - next[1] * sy) * dt;
     c.pos[1] += (next[0] * sy + next[1] * cy) * dt;
     c.yaw = crate::road::wrap(c.yaw + next[2] * dt);
-    c.accel = (next[0] - speed_before) / dt;
+    c.accel = accel;
     c.lat_accel = next[0] * next[2];
 }
 

@@ -1,0 +1,215 @@
+//! The GPU backend: [`DrivingModel`] as a WGSL compute shader (`world.wgsl`
+//! then `task.wgsl`, their constants generated here from the Rust values so
+//! the two sides cannot drift apart), run by [`proprio_gpu::ChunkedGpuKernel`]:
+//! one dispatch per control step for all envs, traffic included.
+
+use crate::config::{ActionMode, Settings};
+use crate::state::{Car, LEN, MAX_OTHERS, MAX_SEGMENTS};
+use crate::task::{self, Crash, StepResult};
+use crate::{DrivingModel, controller, highway, params as p, parking, racing, road, traffic};
+use bytemuck::{Pod, Zeroable};
+use proprio_core::Info;
+use proprio_core::chunked::CHUNK;
+use proprio_gpu::{ChunkedGpuKernel, GpuModel};
+use std::fmt::Write;
+use std::mem::offset_of;
+
+/// Steps N driving envs on a GPU through wgpu.
+pub type GpuKernel = ChunkedGpuKernel<DrivingModel>;
+
+/// The parameter block of the shader (a read-only storage buffer, as the drones').
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    num_envs: u32,
+    substeps: u32,
+    task: u32,
+    meta_actions: u32,
+    kinematic: u32,
+    obs_dim: u32,
+    time_limit: u32,
+    _pad0: u32,
+    dt: f32,
+    speed_limit: f32,
+    _pad1: f32,
+    _pad2: f32,
+}
+
+/// WGSL constants from the Rust values, then the two shader files.
+fn shader_source() -> String {
+    let mut h = String::new();
+    let fields = [
+        ("F_POS", offset_of!(Car, pos)),
+        ("F_YAW", offset_of!(Car, yaw)),
+        ("F_VEL", offset_of!(Car, vel)),
+        ("F_YAW_RATE", offset_of!(Car, yaw_rate)),
+        ("F_STEER", offset_of!(Car, steer)),
+        ("F_ACCEL", offset_of!(Car, accel)),
+        ("F_LAT_ACCEL", offset_of!(Car, lat_accel)),
+        ("F_ACTION", offset_of!(Car, action)),
+        ("F_TARGET_D", offset_of!(Car, target_d)),
+        ("F_TARGET_SPEED", offset_of!(Car, target_speed)),
+        ("F_SEGMENTS", offset_of!(Car, segments)),
+        ("F_NUM_SEGMENTS", offset_of!(Car, num_segments)),
+        ("F_ROAD_LENGTH", offset_of!(Car, road_length)),
+        ("F_CLOSED", offset_of!(Car, closed)),
+        ("F_LANES", offset_of!(Car, lanes)),
+        ("F_SEG", offset_of!(Car, seg)),
+        ("F_S", offset_of!(Car, s)),
+        ("F_D", offset_of!(Car, d)),
+        ("F_HEADING_ERROR", offset_of!(Car, heading_error)),
+        ("F_PROGRESS", offset_of!(Car, progress)),
+        ("F_ROUTE", offset_of!(Car, route)),
+        ("F_STEPS", offset_of!(Car, steps)),
+        ("F_SPEED_SUM", offset_of!(Car, speed_sum)),
+        ("F_GOAL", offset_of!(Car, goal)),
+        ("F_GOAL_ERROR", offset_of!(Car, goal_error)),
+        ("F_OTHERS", offset_of!(Car, others)),
+        ("F_NUM_OTHERS", offset_of!(Car, num_others)),
+    ];
+    let counts = [
+        ("LEN", LEN),
+        ("CHUNK", CHUNK),
+        ("MAX_SEGMENTS", MAX_SEGMENTS),
+        ("MAX_OTHERS", MAX_OTHERS),
+        ("USERS", MAX_OTHERS + 1),
+        ("META_LEVELS", controller::META_SPEEDS.len()),
+        ("ROAD_FEATURES", task::ROAD_FEATURES),
+        ("HIGHWAY_OBSERVED", highway::OBSERVED),
+        ("PARKING_OBSERVED", parking::OBSERVED),
+        ("O_X", traffic::field::X),
+        ("O_Y", traffic::field::Y),
+        ("O_YAW", traffic::field::YAW),
+        ("O_SPEED", traffic::field::SPEED),
+        ("O_S", traffic::field::S),
+        ("O_D", traffic::field::D),
+        ("O_DESIRED", traffic::field::DESIRED),
+        ("O_TARGET_D", traffic::field::TARGET_D),
+        ("O_TIMER", traffic::field::TIMER),
+    ];
+    for (name, value) in counts {
+        let _ = writeln!(h, "const {name}: u32 = {value}u;");
+    }
+    for (name, bytes) in fields {
+        let _ = writeln!(h, "const {name}: u32 = {}u;", bytes / 4);
+    }
+    let scalars = [
+        ("GRAVITY", p::GRAVITY),
+        ("MASS", p::MASS),
+        ("INERTIA_Z", p::INERTIA_Z),
+        ("LF", p::LF),
+        ("LR", p::LR),
+        ("WHEELBASE", p::WHEELBASE),
+        ("LENGTH", p::LENGTH),
+        ("WIDTH", p::WIDTH),
+        ("MU", p::MU),
+        ("CORNERING", p::CORNERING),
+        ("MAGIC_C", p::MAGIC_C),
+        ("MAX_STEER", p::MAX_STEER),
+        ("MAX_STEER_RATE", p::MAX_STEER_RATE),
+        ("MAX_DRIVE", p::MAX_DRIVE),
+        ("POWER", p::POWER),
+        ("MAX_BRAKE", p::MAX_BRAKE),
+        ("MAX_REVERSE_DRIVE", p::MAX_REVERSE_DRIVE),
+        ("MAX_REVERSE_SPEED", p::MAX_REVERSE_SPEED),
+        ("MAX_SPEED", p::MAX_SPEED),
+        ("AIR_DENSITY", p::AIR_DENSITY),
+        ("DRAG_AREA", p::DRAG_AREA),
+        ("ROLLING", p::ROLLING),
+        ("BLEND_LOW", p::BLEND_LOW),
+        ("BLEND_HIGH", p::BLEND_HIGH),
+        ("LANE_WIDTH", p::LANE_WIDTH),
+        ("IDM_ACC", p::IDM_ACC),
+        ("IDM_BRAKE", p::IDM_BRAKE),
+        ("IDM_ACC_LIMIT", p::IDM_ACC_LIMIT),
+        ("IDM_TIME_GAP", p::IDM_TIME_GAP),
+        ("IDM_MIN_GAP", p::IDM_MIN_GAP),
+        ("IDM_DELTA", p::IDM_DELTA),
+        ("MOBIL_POLITENESS", p::MOBIL_POLITENESS),
+        ("MOBIL_THRESHOLD", p::MOBIL_THRESHOLD),
+        ("MOBIL_SAFE_BRAKE", p::MOBIL_SAFE_BRAKE),
+        ("MOBIL_DELAY", p::MOBIL_DELAY),
+        ("LANE_CHANGE_SPEED", p::LANE_CHANGE_SPEED),
+        ("EGO_DESIRED", traffic::EGO_DESIRED),
+        ("STRAIGHT", road::STRAIGHT),
+        ("CROSS_TRACK_GAIN", controller::CROSS_TRACK_GAIN),
+        ("SOFTENING", controller::SOFTENING),
+        ("SPEED_GAIN", controller::SPEED_GAIN),
+        ("TRAFFIC_PERIOD", task::TRAFFIC_PERIOD),
+        ("CRASH_REWARD", task::CRASH_REWARD),
+        ("EDGE_TOLERANCE", task::EDGE_TOLERANCE),
+        ("COMFORT_MIN", task::COMFORT_ACCEL.0),
+        ("COMFORT_MAX", task::COMFORT_ACCEL.1),
+        ("COMFORT_LATERAL", task::COMFORT_LATERAL),
+        ("RACING_SPEED", racing::REFERENCE_SPEED),
+        ("SUCCESS_SPEED", highway::SUCCESS_SPEED),
+        ("HIGHWAY_RANGE", highway::RANGE),
+        ("LOT_HALF_LENGTH", parking::half_length()),
+        ("LOT_HALF_WIDTH", parking::half_width()),
+        ("GOAL_DISTANCE", parking::GOAL_DISTANCE),
+        ("GOAL_HEADING", parking::GOAL_HEADING),
+        ("GOAL_SPEED", parking::GOAL_SPEED),
+        ("HEADING_WEIGHT", parking::HEADING_WEIGHT),
+        ("PARKING_SUCCESS_REWARD", parking::SUCCESS_REWARD),
+        ("PARKING_CRASH_REWARD", parking::CRASH_REWARD),
+    ];
+    for (name, value) in scalars {
+        let _ = writeln!(h, "const {name}: f32 = {value:?};");
+    }
+    let table = |name: &str, values: &[f32]| {
+        let mut f = format!(
+            "fn {name}(i: u32) -> f32 {{\n    var t = array<f32, {}>(",
+            values.len()
+        );
+        for (k, v) in values.iter().enumerate() {
+            let _ = write!(f, "{}{v:?}", if k == 0 { "" } else { ", " });
+        }
+        f + ");\n    return t[i];\n}\n"
+    };
+    h += &table("look_ahead", &task::LOOK_AHEAD);
+    h += &table("meta_speed", &controller::META_SPEEDS);
+    h + include_str!("world.wgsl") + include_str!("task.wgsl")
+}
+
+impl GpuModel for DrivingModel {
+    const INFO: usize = 4;
+    const NAME: &'static str = "driving";
+
+    fn shader(&self) -> String {
+        shader_source()
+    }
+
+    fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8> {
+        let s: &Settings = self.settings();
+        let params = Params {
+            num_envs: num_envs as u32,
+            substeps: s.substeps,
+            task: s.task as u32,
+            meta_actions: u32::from(s.action == ActionMode::Meta),
+            kinematic: u32::from(s.model == crate::vehicle::Model::Kinematic),
+            obs_dim: obs_dim as u32,
+            time_limit: s.time_limit,
+            _pad0: 0,
+            dt: s.dt,
+            speed_limit: s.speed_limit,
+            _pad1: 0.0,
+            _pad2: 0.0,
+        };
+        bytemuck::bytes_of(&params).to_vec()
+    }
+
+    /// `values`: speed, progress, success, crash (`task.wgsl`, `write_info`).
+    fn write_info(info: &mut Info, values: &[f32], stepped: bool) {
+        let out = StepResult {
+            reward: 0.0,
+            terminated: false,
+            success: values[2] != 0.0,
+            crash: match values[3] as u8 {
+                1 => Crash::OffRoad,
+                2 => Crash::Collision,
+                _ => Crash::None,
+            },
+        };
+        task::write_info(info, values[0], values[1], stepped.then_some(&out));
+    }
+}
