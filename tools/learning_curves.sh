@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trains the reference learning curves (5 seeds each) and draws them into docs/img/.
-#   tools/learning_curves.sh [cartpole-ppo|pendulum-ppo|pendulum-sac|lane-keep-ppo|highway-ppo|all] [PARALLEL]
+#   [PROPRIO=bin] tools/learning_curves.sh [cartpole-ppo|pendulum-ppo|pendulum-sac|lane-keep-ppo|highway-ppo|all] [PARALLEL]
 # Runs go to runs/curves/<task>/seed-N (refused if present: delete them to redo).
 # PARALLEL runs at a time (default 1; 2 on a 2-core machine halves the wall time
 # but each run then reports a lower SPS).
@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 parallel=${2:-1}
-cargo build -q -p proprio-cli
-proprio=target/debug/proprio
+# PROPRIO=path runs a copy of the binary (so rebuilding meanwhile changes nothing).
+proprio=${PROPRIO:-target/debug/proprio}
+[ -n "${PROPRIO:-}" ] || cargo build -q -p proprio-cli
 mkdir -p docs/img
 
 sweep() { # name env algo steps extra-args...
@@ -40,6 +41,6 @@ case $what in
   cartpole-ppo|all) sweep cartpole-ppo classic/cartpole-v1 ppo 200000 ;;&
   pendulum-ppo|all) sweep pendulum-ppo classic/pendulum-v1 ppo 500000 ;;&
   pendulum-sac|all) sweep pendulum-sac classic/pendulum-v1 sac 25000 ;;&
-  lane-keep-ppo|all) sweep lane-keep-ppo driving/lane-keep-v0 ppo 300000 ;;&
+  lane-keep-ppo|all) sweep lane-keep-ppo driving/lane-keep-v0 ppo 500000 ;;&
   highway-ppo|all) sweep highway-ppo driving/highway-v0 ppo 500000 ;;
 esac

@@ -22,6 +22,32 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use wgpu::util::DeviceExt;
 
+/// Builds a family's shader: its constants (`LEN`, `CHUNK`, `OUT_LEN`, then
+/// `counts` as `u32` and `scalars` as `f32`, all from the Rust values so the
+/// two sides cannot drift apart), the shared prelude (bindings, command flags,
+/// the state's loads and stores), then `code` (which defines `Params` and `main`).
+pub fn shader<M: GpuModel>(
+    counts: &[(&str, usize)],
+    scalars: &[(&str, f32)],
+    code: &[&str],
+) -> String {
+    use std::fmt::Write;
+    let mut h = String::new();
+    let shared = [
+        ("LEN", state_len::<M>()),
+        ("CHUNK", CHUNK),
+        ("OUT_LEN", out_len::<M>()),
+    ];
+    for (name, value) in shared.iter().chain(counts) {
+        let _ = writeln!(h, "const {name}: u32 = {value}u;");
+    }
+    for (name, value) in scalars {
+        let _ = writeln!(h, "const {name}: f32 = {value:?};");
+    }
+    h += include_str!("prelude.wgsl");
+    code.iter().fold(h, |h, c| h + c)
+}
+
 /// A [`ChunkedModel`] that also runs as a WGSL compute shader.
 pub trait GpuModel: ChunkedModel {
     /// Info floats per env the shader writes (see the crate docs).

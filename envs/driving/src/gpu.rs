@@ -4,12 +4,11 @@
 //! one dispatch per control step for all envs, traffic included.
 
 use crate::config::{ActionMode, Settings};
-use crate::state::{Car, LEN, MAX_OTHERS, MAX_SEGMENTS};
+use crate::state::{Car, MAX_OTHERS, MAX_SEGMENTS};
 use crate::task::{self, Crash, StepResult};
 use crate::{DrivingModel, controller, highway, params as p, parking, racing, road, traffic};
 use bytemuck::{Pod, Zeroable};
 use proprio_core::Info;
-use proprio_core::chunked::CHUNK;
 use proprio_gpu::{ChunkedGpuKernel, GpuModel};
 use std::fmt::Write;
 use std::mem::offset_of;
@@ -35,9 +34,8 @@ struct Params {
     _pad2: f32,
 }
 
-/// WGSL constants from the Rust values, then the two shader files.
+/// The two shader files with their constants from the Rust values.
 fn shader_source() -> String {
-    let mut h = String::new();
     let fields = [
         ("F_POS", offset_of!(Car, pos)),
         ("F_YAW", offset_of!(Car, yaw)),
@@ -68,8 +66,6 @@ fn shader_source() -> String {
         ("F_NUM_OTHERS", offset_of!(Car, num_others)),
     ];
     let counts = [
-        ("LEN", LEN),
-        ("CHUNK", CHUNK),
         ("MAX_SEGMENTS", MAX_SEGMENTS),
         ("MAX_OTHERS", MAX_OTHERS),
         ("USERS", MAX_OTHERS + 1),
@@ -87,12 +83,6 @@ fn shader_source() -> String {
         ("O_TARGET_D", traffic::field::TARGET_D),
         ("O_TIMER", traffic::field::TIMER),
     ];
-    for (name, value) in counts {
-        let _ = writeln!(h, "const {name}: u32 = {value}u;");
-    }
-    for (name, bytes) in fields {
-        let _ = writeln!(h, "const {name}: u32 = {}u;", bytes / 4);
-    }
     let scalars = [
         ("GRAVITY", p::GRAVITY),
         ("MASS", p::MASS),
@@ -153,9 +143,6 @@ fn shader_source() -> String {
         ("PARKING_SUCCESS_REWARD", parking::SUCCESS_REWARD),
         ("PARKING_CRASH_REWARD", parking::CRASH_REWARD),
     ];
-    for (name, value) in scalars {
-        let _ = writeln!(h, "const {name}: f32 = {value:?};");
-    }
     let table = |name: &str, values: &[f32]| {
         let mut f = format!(
             "fn {name}(i: u32) -> f32 {{\n    var t = array<f32, {}>(",
@@ -166,9 +153,21 @@ fn shader_source() -> String {
         }
         f + ");\n    return t[i];\n}\n"
     };
-    h += &table("look_ahead", &task::LOOK_AHEAD);
-    h += &table("meta_speed", &controller::META_SPEEDS);
-    h + include_str!("world.wgsl") + include_str!("task.wgsl")
+    let tables =
+        table("look_ahead", &task::LOOK_AHEAD) + &table("meta_speed", &controller::META_SPEEDS);
+    let counts: Vec<(&str, usize)> = counts
+        .into_iter()
+        .chain(fields.map(|(name, bytes)| (name, bytes / 4)))
+        .collect();
+    proprio_gpu::shader::<DrivingModel>(
+        &counts,
+        &scalars,
+        &[
+            &tables,
+            include_str!("world.wgsl"),
+            include_str!("task.wgsl"),
+        ],
+    )
 }
 
 impl GpuModel for DrivingModel {

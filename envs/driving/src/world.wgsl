@@ -20,47 +20,12 @@ struct Params {
     _pad2: f32,
 }
 
-@group(0) @binding(0) var<storage, read> P: Params;
-@group(0) @binding(1) var<storage, read_write> state: array<f32>;
-@group(0) @binding(2) var<storage, read> staged: array<f32>;
-@group(0) @binding(3) var<storage, read> actions: array<f32>;
-@group(0) @binding(4) var<storage, read> commands: array<u32>;
-@group(0) @binding(5) var<storage, read_write> outputs: array<f32>;
-
-const RESET: u32 = 2u;
-const LAST: u32 = 4u;
-const SAME_STEP: u32 = 8u;
-const OUT_LEN: u32 = 12u;
 const LANE_KEEP: u32 = 0u;
 const RACING: u32 = 1u;
 const PARKING: u32 = 2u;
 const HIGHWAY: u32 = 3u;
 const PI: f32 = 3.14159265358979;
 const TAU: f32 = 6.28318530717959;
-
-var<private> s: array<f32, LEN>;
-
-fn sidx(env: u32, f: u32) -> u32 {
-    return (env / CHUNK) * CHUNK * LEN + f * CHUNK + env % CHUNK;
-}
-
-fn load(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
-        s[f] = state[sidx(env, f)];
-    }
-}
-
-fn load_staged(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
-        s[f] = staged[env * LEN + f];
-    }
-}
-
-fn store(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
-        state[sidx(env, f)] = s[f];
-    }
-}
 
 fn seg(g: u32, i: u32) -> f32 {
     return s[F_SEGMENTS + 6u * g + i];

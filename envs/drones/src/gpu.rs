@@ -9,7 +9,7 @@ use crate::params::{
     BODY_RADIUS, DRAG, GRAVITY, INERTIA, KF, KM, MASS, MAX_RATE, RATE_GAIN, RPM_TO_RAD,
     THRUST_TO_WEIGHT, max_rpm, motor_xy,
 };
-use crate::state::{CHUNK, Drone, LEN};
+use crate::state::Drone;
 use crate::task::{self, Crash, StepResult, write_info};
 use bytemuck::{Pod, Zeroable};
 use proprio_core::Info;
@@ -40,10 +40,8 @@ struct Params {
     _pad1: f32,
 }
 
-/// WGSL constants from the Rust values, so both backends use identical numbers.
+/// The drone shader with its constants from the Rust values, so both backends use identical numbers.
 fn shader_source() -> String {
-    let mut h = String::new();
-    let v3 = |v: [f32; 3]| format!("vec3<f32>({:?}, {:?}, {:?})", v[0], v[1], v[2]);
     let fields = [
         ("F_POS", offset_of!(Drone, pos)),
         ("F_VEL", offset_of!(Drone, vel)),
@@ -65,11 +63,8 @@ fn shader_source() -> String {
         ("F_DIST", offset_of!(Drone, dist)),
         ("F_POINTS", offset_of!(Drone, points)),
         ("F_GATE_DIR", offset_of!(Drone, gate_dir)),
-    ];
-    let _ = writeln!(h, "const LEN: u32 = {LEN}u;\nconst CHUNK: u32 = {CHUNK}u;");
-    for (name, bytes) in fields {
-        let _ = writeln!(h, "const {name}: u32 = {}u;", bytes / 4);
-    }
+    ]
+    .map(|(name, bytes)| (name, bytes / 4));
     let scalars = [
         ("GRAVITY", GRAVITY),
         ("MASS", MASS),
@@ -92,17 +87,19 @@ fn shader_source() -> String {
         ("POINT_BONUS", task::POINT_BONUS),
         ("PROGRESS_REWARD", task::PROGRESS_REWARD),
     ];
-    for (name, value) in scalars {
-        let _ = writeln!(h, "const {name}: f32 = {value:?};");
-    }
-    for (name, value) in [
+    let mut vectors = String::new();
+    for (name, v) in [
         ("INERTIA", INERTIA),
         ("DRAG", DRAG),
         ("RATE_GAIN", RATE_GAIN),
     ] {
-        let _ = writeln!(h, "const {name}: vec3<f32> = {};", v3(value));
+        let _ = writeln!(
+            vectors,
+            "const {name}: vec3<f32> = vec3<f32>({:?}, {:?}, {:?});",
+            v[0], v[1], v[2]
+        );
     }
-    h + include_str!("shader.wgsl")
+    proprio_gpu::shader::<DroneModel>(&fields, &scalars, &[&vectors, include_str!("shader.wgsl")])
 }
 
 impl GpuModel for DroneModel {

@@ -2,7 +2,8 @@
 // control step (every physics substep, crash and gate checks, reward,
 // autoreset, observation). It mirrors dynamics.rs and task.rs line for line;
 // tests/parity.rs holds the two together. Constants (LEN, CHUNK, field
-// offsets F_*, Crazyflie parameters) are prepended by gpu.rs from the Rust values.
+// offsets F_*, Crazyflie parameters) and proprio-gpu's prelude (bindings,
+// command flags, the state's loads and stores) are prepended by gpu.rs.
 
 struct Params {
     num_envs: u32,
@@ -17,47 +18,6 @@ struct Params {
     waypoint_radius: f32,
     gate_size: f32,
     _pad1: f32,
-}
-
-// Storage, not uniform: see `Params` in gpu.rs.
-@group(0) @binding(0) var<storage, read> P: Params;
-// Chunked struct-of-arrays state (state.rs).
-@group(0) @binding(1) var<storage, read_write> state: array<f32>;
-// The start of each env's next episode, LEN floats per env.
-@group(0) @binding(2) var<storage, read> staged: array<f32>;
-@group(0) @binding(3) var<storage, read> actions: array<f32>;
-@group(0) @binding(4) var<storage, read> commands: array<u32>;
-// [per-env results N×OUT_LEN | obs N×D | final obs N×D].
-@group(0) @binding(5) var<storage, read_write> outputs: array<f32>;
-
-const STEP: u32 = 1u;
-const RESET: u32 = 2u;
-const LAST: u32 = 4u;
-const SAME_STEP: u32 = 8u;
-const OUT_LEN: u32 = 12u;
-
-var<private> s: array<f32, LEN>;
-
-fn sidx(env: u32, f: u32) -> u32 {
-    return (env / CHUNK) * CHUNK * LEN + f * CHUNK + env % CHUNK;
-}
-
-fn load(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
-        s[f] = state[sidx(env, f)];
-    }
-}
-
-fn load_staged(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
-        s[f] = staged[env * LEN + f];
-    }
-}
-
-fn store(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
-        state[sidx(env, f)] = s[f];
-    }
 }
 
 fn get3(f: u32) -> vec3<f32> {
