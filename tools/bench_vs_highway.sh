@@ -32,6 +32,7 @@ read -r p_hw p_hw_s < <(proprio driving/highway-v0 0.5 '{}')
 read -r p_hw1 p_hw1_s < <(proprio driving/highway-v0 1.0 '{"control_hz": 1, "physics_hz": 50, "traffic": 24, "max_episode_steps": 40}')
 read -r p_pk p_pk_s < <(proprio driving/parking-v0 0.1 '{}')
 read -r e_hw e_hw_s < <(peer envpool Highway-v0 "$N" "$cores" 30)
+read -r e_hf e_hf_s < <(peer envpool HighwayFast-v0 "$N" "$cores" 30)
 read -r e_pk e_pk_s < <(peer envpool Parking-v0 "$N" "$cores" 100)
 read -r h_hw h_hw_s < <(peer highway-env highway-fast-v0 20)
 read -r h_pk h_pk_s < <(peer highway-env parking-v0 20)
@@ -41,10 +42,11 @@ row() { printf '%-44s %14.0f %14.0f\n' "$1" "$2" "$3"; }
 row "proprio driving/highway-v0 (0.5 s steps)" "$p_hw" "$p_hw_s"
 row "proprio driving/highway-v0 at 1 s, 24 cars" "$p_hw1" "$p_hw1_s"
 row "envpool Highway-v0 (1 s steps, 50 cars)" "$e_hw" "$e_hw_s"
+row "envpool HighwayFast-v0 (1 s steps, 20 cars)" "$e_hf" "$e_hf_s"
 row "highway-env highway-fast-v0 (1 env, 1 core)" "$h_hw" "$h_hw_s"
 row "proprio driving/parking-v0 (0.1 s steps)" "$p_pk" "$p_pk_s"
 row "envpool Parking-v0 (0.2 s steps)" "$e_pk" "$e_pk_s"
 row "highway-env parking-v0 (1 env, 1 core)" "$h_pk" "$h_pk_s"
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
-echo "highway, proprio / envpool: env steps $(ratio "$p_hw1" "$e_hw") (same 1 s steps), simulated time $(ratio "$p_hw_s" "$e_hw_s") (defaults)"
+echo "highway, proprio / envpool: env steps $(ratio "$p_hw1" "$e_hw") (same 1 s steps), simulated time $(ratio "$p_hw_s" "$e_hw_s") (defaults); vs HighwayFast $(ratio "$p_hw1" "$e_hf")"
 echo "parking, proprio / envpool: env steps $(ratio "$p_pk" "$e_pk"), simulated time $(ratio "$p_pk_s" "$e_pk_s")"

@@ -29,6 +29,10 @@ fn list_json_names_every_env_with_its_spaces() {
         [
             "classic/cartpole-v1",
             "classic/pendulum-v1",
+            "driving/highway-v0",
+            "driving/lane-keep-v0",
+            "driving/parking-v0",
+            "driving/racing-v0",
             "drones/gates-v0",
             "drones/hover-v0",
             "drones/waypoints-v0",
