@@ -42,5 +42,5 @@ case $what in
   pendulum-ppo|all) sweep pendulum-ppo classic/pendulum-v1 ppo 500000 ;;&
   pendulum-sac|all) sweep pendulum-sac classic/pendulum-v1 sac 25000 ;;&
   lane-keep-ppo|all) sweep lane-keep-ppo driving/lane-keep-v0 ppo 500000 ;;&
-  highway-ppo|all) sweep highway-ppo driving/highway-v0 ppo 500000 ;;
+  highway-ppo|all) sweep highway-ppo driving/highway-v0 ppo 1000000 ;;
 esac
