@@ -124,9 +124,7 @@ impl<E: Env> ThreadedVecEnv<E> {
         for (i, env) in envs.iter_mut().enumerate() {
             env.set_env_index(i as u64);
         }
-        let threads = options.threads.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-        });
+        let threads = options.worker_threads();
         if !(1..=MAX_THREADS).contains(&threads) {
             return Err(Error::Shape(format!(
                 "threads must be in 1..={MAX_THREADS}, got {threads}"

@@ -92,6 +92,15 @@ pub struct VecOptions {
     pub backend: Backend,
 }
 
+impl VecOptions {
+    /// The worker threads to use: `threads`, or every available core.
+    pub fn worker_threads(&self) -> usize {
+        self.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+    }
+}
+
 /// The flat, preallocated output buffers of a vector env, rewritten in place every step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Batch {

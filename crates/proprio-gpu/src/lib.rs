@@ -22,10 +22,12 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use wgpu::util::DeviceExt;
 
-/// Builds a family's shader: its constants (`LEN`, `CHUNK`, `OUT_LEN`, then
-/// `counts` as `u32` and `scalars` as `f32`, all from the Rust values so the
-/// two sides cannot drift apart), the shared prelude (bindings, command flags,
-/// the state's loads and stores), then `code` (which defines `Params` and `main`).
+/// Builds a family's shader: its constants (`LEN`, `CHUNK`, `OUT_LEN`,
+/// `INFO`, then `counts` as `u32` and `scalars` as `f32`, all from the Rust
+/// values so the two sides cannot drift apart), the shared prelude (bindings,
+/// command flags, the state's loads and stores, the entry point `main` with
+/// the autoreset), then `code`, which defines `Params`, `control_step`,
+/// `observe` and `write_info` (see `prelude.wgsl`).
 pub fn shader<M: GpuModel>(
     counts: &[(&str, usize)],
     scalars: &[(&str, f32)],
@@ -37,6 +39,7 @@ pub fn shader<M: GpuModel>(
         ("LEN", state_len::<M>()),
         ("CHUNK", CHUNK),
         ("OUT_LEN", out_len::<M>()),
+        ("INFO", M::INFO),
     ];
     for (name, value) in shared.iter().chain(counts) {
         let _ = writeln!(h, "const {name}: u32 = {value}u;");
@@ -50,7 +53,8 @@ pub fn shader<M: GpuModel>(
 
 /// A [`ChunkedModel`] that also runs as a WGSL compute shader.
 pub trait GpuModel: ChunkedModel {
-    /// Info floats per env the shader writes (see the crate docs).
+    /// Info floats per env the shader writes (see the crate docs); the last
+    /// two are the step's success and crash.
     const INFO: usize;
     /// The family's name, for labels and errors.
     const NAME: &'static str;

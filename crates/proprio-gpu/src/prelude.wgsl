@@ -1,7 +1,12 @@
 // What every chunked-state shader shares (prepended by proprio-gpu after the
-// family's constants, which define LEN, CHUNK and OUT_LEN, and before its
-// code, which defines `Params`): the bindings, the command flags, the env's
-// state as a private array, and its loads and stores.
+// constants LEN, CHUNK, OUT_LEN and INFO, and before the family's code): the
+// bindings, the command flags, the env's state as a private array, its loads
+// and stores, and the entry point. The family defines `Params` (starting
+// with `num_envs` and `obs_dim` among its fields), and
+//   fn control_step(i: u32) -> StepResult   one control step of env i (state in `s`)
+//   fn observe(base: u32)                    the observation at outputs[base..]
+//   fn write_info(at: u32)                   its first INFO − 2 info floats at outputs[at..]
+// (the last two info floats are the step's success and crash).
 
 // Storage, not uniform: lavapipe inlines uniform values and recompiles per dispatch.
 @group(0) @binding(0) var<storage, read> P: Params;
@@ -41,4 +46,56 @@ fn store(env: u32) {
     for (var f = 0u; f < LEN; f++) {
         state[sidx(env, f)] = s[f];
     }
+}
+
+// The outcome of one control step.
+struct StepResult {
+    reward: f32,
+    terminated: bool,
+    success: bool,
+    crash: u32,
+}
+
+// One invocation per env: a reset to the staged start, or a step with its
+// same-step autoreset; then the results, the info and the observation.
+@compute @workgroup_size(CHUNK)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= P.num_envs) {
+        return;
+    }
+    let cmd = commands[i];
+    if (cmd == 0u) {
+        return;
+    }
+    let d = P.obs_dim;
+    let out = i * OUT_LEN;
+    let now = out + 4u;
+    let last = now + INFO;
+    for (var k = 0u; k < OUT_LEN; k++) {
+        outputs[out + k] = 0.0;
+    }
+    if ((cmd & RESET) != 0u) {
+        load_staged(i);
+    } else {
+        load(i);
+        let res = control_step(i);
+        let truncated = (cmd & LAST) != 0u;
+        outputs[out] = res.reward;
+        outputs[out + 1u] = select(0.0, 1.0, res.terminated);
+        outputs[out + 2u] = select(0.0, 1.0, truncated);
+        outputs[now + INFO - 2u] = select(0.0, 1.0, res.success);
+        outputs[now + INFO - 1u] = f32(res.crash);
+        if ((cmd & SAME_STEP) != 0u && (res.terminated || truncated)) {
+            observe(P.num_envs * (OUT_LEN + d) + i * d);
+            outputs[out + 3u] = 1.0;
+            write_info(last);
+            outputs[last + INFO - 2u] = outputs[now + INFO - 2u];
+            outputs[last + INFO - 1u] = outputs[now + INFO - 1u];
+            load_staged(i);
+        }
+    }
+    write_info(now);
+    observe(P.num_envs * OUT_LEN + i * d);
+    store(i);
 }

@@ -197,9 +197,7 @@ fn make_vec(
     let model = DrivingModel::new(settings);
     match options.backend {
         Backend::Cpu => {
-            let threads = options.threads.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-            });
+            let threads = options.worker_threads();
             let kernel = ChunkedKernel::new(spec, model, n, threads)?;
             Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }

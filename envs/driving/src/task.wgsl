@@ -4,13 +4,6 @@
 
 // ---- task.rs and the task modules ----
 
-struct StepResult {
-    reward: f32,
-    terminated: bool,
-    success: bool,
-    crash: u32,
-}
-
 fn half_width() -> f32 {
     return 0.5 * s[F_LANES] * LANE_WIDTH;
 }
@@ -287,45 +280,4 @@ fn observe(base: u32) {
 fn write_info(at: u32) {
     outputs[at] = speed();
     outputs[at + 1u] = s[F_PROGRESS];
-}
-
-@compute @workgroup_size(CHUNK)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= P.num_envs) {
-        return;
-    }
-    let cmd = commands[i];
-    if (cmd == 0u) {
-        return;
-    }
-    let d = P.obs_dim;
-    let out = i * OUT_LEN;
-    let obs = P.num_envs * OUT_LEN + i * d;
-    for (var k = 0u; k < OUT_LEN; k++) {
-        outputs[out + k] = 0.0;
-    }
-    if ((cmd & RESET) != 0u) {
-        load_staged(i);
-    } else {
-        load(i);
-        let res = control_step(i);
-        let truncated = (cmd & LAST) != 0u;
-        outputs[out] = res.reward;
-        outputs[out + 1u] = select(0.0, 1.0, res.terminated);
-        outputs[out + 2u] = select(0.0, 1.0, truncated);
-        outputs[out + 6u] = select(0.0, 1.0, res.success);
-        outputs[out + 7u] = f32(res.crash);
-        if ((cmd & SAME_STEP) != 0u && (res.terminated || truncated)) {
-            observe(P.num_envs * (OUT_LEN + d) + i * d);
-            outputs[out + 3u] = 1.0;
-            write_info(out + 8u);
-            outputs[out + 10u] = outputs[out + 6u];
-            outputs[out + 11u] = outputs[out + 7u];
-            load_staged(i);
-        }
-    }
-    write_info(out + 4u);
-    observe(obs);
-    store(i);
 }

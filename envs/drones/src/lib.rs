@@ -121,9 +121,7 @@ fn make_vec(
     let (settings, spec) = settings(entry, task, config)?;
     match options.backend {
         Backend::Cpu => {
-            let threads = options.threads.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-            });
+            let threads = options.worker_threads();
             let kernel = CpuKernel::new(spec, DroneModel::new(settings), n, threads)?;
             Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }

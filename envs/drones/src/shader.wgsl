@@ -192,14 +192,8 @@ fn gates(before: vec3<f32>) -> bool {
     return hit;
 }
 
-struct StepResult {
-    reward: f32,
-    terminated: bool,
-    success: bool,
-    crash: u32,
-}
-
-fn control_step(raw: vec4<f32>) -> StepResult {
+fn control_step(env: u32) -> StepResult {
+    let raw = vec4<f32>(actions[4u * env], actions[4u * env + 1u], actions[4u * env + 2u], actions[4u * env + 3u]);
     let action = clamp(raw, vec4<f32>(-1.0), vec4<f32>(1.0));
     let goal0 = s[F_GOAL];
     var crash = 0u;
@@ -313,46 +307,7 @@ fn observe(base: u32) {
     }
 }
 
-@compute @workgroup_size(CHUNK)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= P.num_envs) {
-        return;
-    }
-    let cmd = commands[i];
-    if (cmd == 0u) {
-        return;
-    }
-    let d = P.obs_dim;
-    let out = i * OUT_LEN;
-    let obs = P.num_envs * OUT_LEN + i * d;
-    for (var k = 0u; k < OUT_LEN; k++) {
-        outputs[out + k] = 0.0;
-    }
-    if ((cmd & RESET) != 0u) {
-        load_staged(i);
-    } else {
-        load(i);
-        let a = vec4<f32>(actions[4u * i], actions[4u * i + 1u], actions[4u * i + 2u], actions[4u * i + 3u]);
-        let res = control_step(a);
-        let truncated = (cmd & LAST) != 0u;
-        outputs[out] = res.reward;
-        outputs[out + 1u] = select(0.0, 1.0, res.terminated);
-        outputs[out + 2u] = select(0.0, 1.0, truncated);
-        outputs[out + 6u] = select(0.0, 1.0, res.success);
-        outputs[out + 7u] = f32(res.crash);
-        if ((cmd & SAME_STEP) != 0u && (res.terminated || truncated)) {
-            observe(P.num_envs * (OUT_LEN + d) + i * d);
-            outputs[out + 3u] = 1.0;
-            outputs[out + 8u] = s[F_DIST];
-            outputs[out + 9u] = s[F_GOAL];
-            outputs[out + 10u] = outputs[out + 6u];
-            outputs[out + 11u] = outputs[out + 7u];
-            load_staged(i);
-        }
-    }
-    outputs[out + 4u] = s[F_DIST];
-    outputs[out + 5u] = s[F_GOAL];
-    observe(obs);
-    store(i);
+fn write_info(at: u32) {
+    outputs[at] = s[F_DIST];
+    outputs[at + 1u] = s[F_GOAL];
 }

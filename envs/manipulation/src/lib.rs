@@ -144,9 +144,7 @@ fn make_vec(
             entry.id
         )));
     }
-    let threads = options.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
+    let threads = options.worker_threads();
     let kernel = CpuKernel::new(spec, settings, n, threads)?;
     Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
 }
