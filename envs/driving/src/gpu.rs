@@ -114,7 +114,7 @@ fn shader_source() -> String {
         ("IDM_ACC_LIMIT", p::IDM_ACC_LIMIT),
         ("IDM_TIME_GAP", p::IDM_TIME_GAP),
         ("IDM_MIN_GAP", p::IDM_MIN_GAP),
-        ("IDM_DELTA", p::IDM_DELTA),
+        ("IDM_DELTA", p::IDM_DELTA as f32),
         ("MOBIL_POLITENESS", p::MOBIL_POLITENESS),
         ("MOBIL_THRESHOLD", p::MOBIL_THRESHOLD),
         ("MOBIL_SAFE_BRAKE", p::MOBIL_SAFE_BRAKE),

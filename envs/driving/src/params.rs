@@ -64,7 +64,7 @@ pub const IDM_TIME_GAP: f32 = 1.5;
 /// IDM's jam distance `s0`, centre to centre, m (highway-env `DISTANCE_WANTED` = 5 m + a car length).
 pub const IDM_MIN_GAP: f32 = 10.0;
 /// IDM's acceleration exponent δ (highway-env `DELTA`).
-pub const IDM_DELTA: f32 = 4.0;
+pub const IDM_DELTA: i32 = 4;
 /// MOBIL's politeness p (highway-env `POLITENESS`).
 pub const MOBIL_POLITENESS: f32 = 0.0;
 /// MOBIL's acceleration gain threshold, m/s² (highway-env `LANE_CHANGE_MIN_ACC_GAIN`).

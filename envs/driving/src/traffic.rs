@@ -48,7 +48,7 @@ pub fn lane_centre(lane: f32, lanes: f32) -> f32 {
 /// IDM: the acceleration of a car at speed `v` wanting `desired`, behind a
 /// leader `gap` m ahead (centre to centre) at speed `lead_v`, or on a free road.
 pub fn idm(v: f32, desired: f32, leader: Option<(f32, f32)>) -> f32 {
-    let mut a = IDM_ACC * (1.0 - (v.max(0.0) / desired.max(0.1)).powf(IDM_DELTA));
+    let mut a = IDM_ACC * (1.0 - (v.max(0.0) / desired.max(0.1)).powi(IDM_DELTA));
     if let Some((gap, lead_v)) = leader {
         let wanted = IDM_MIN_GAP
             + v * IDM_TIME_GAP
@@ -68,10 +68,14 @@ struct User {
     desired: f32,
 }
 
-/// The users of one episode: the other cars, then the ego (index `n`).
+/// The users of one episode: the other cars, then the ego (index `n`), and
+/// their order along the road (by arc length, then index), so a car's leader
+/// is found by walking forward from it rather than by scanning everyone.
 struct Users {
     list: [User; MAX_OTHERS + 1],
     n: usize,
+    order: [usize; MAX_OTHERS + 1],
+    rank: [usize; MAX_OTHERS + 1],
 }
 
 impl Users {
@@ -103,7 +107,25 @@ impl Users {
             v,
             desired: EGO_DESIRED,
         };
-        Self { list, n }
+        let mut order = [0; MAX_OTHERS + 1];
+        for k in 0..=n {
+            let mut i = k;
+            while i > 0 && list[order[i - 1]].s > list[k].s {
+                order[i] = order[i - 1];
+                i -= 1;
+            }
+            order[i] = k;
+        }
+        let mut rank = [0; MAX_OTHERS + 1];
+        for (i, &k) in order.iter().enumerate().take(n + 1) {
+            rank[k] = i;
+        }
+        Self {
+            list,
+            n,
+            order,
+            rank,
+        }
     }
 
     fn in_lane(&self, k: usize, lane: f32) -> bool {
@@ -111,24 +133,23 @@ impl Users {
         u.lane == lane || u.target_lane == lane
     }
 
-    /// The nearest user ahead of (behind, with `ahead` false) arc length `s` in `lane`, other than `skip`.
-    fn nearest(&self, s: f32, lane: f32, skip: usize, ahead: bool) -> Option<usize> {
-        let mut best: Option<(f32, usize)> = None;
-        for k in 0..=self.n {
-            if k == skip || !self.in_lane(k, lane) {
-                continue;
-            }
-            let gap = if ahead {
-                self.list[k].s - s
-            } else {
-                s - self.list[k].s
-            };
-            let tie_ok = gap > 0.0 || (gap == 0.0 && (k > skip) == ahead);
-            if tie_ok && best.is_none_or(|(g, _)| gap < g) {
-                best = Some((gap, k));
-            }
+    /// The nearest user ahead of user `k` (behind it, with `ahead` false)
+    /// in `lane`: the next one in that direction along the road order, where
+    /// users at the same arc length are ordered by index.
+    fn nearest(&self, k: usize, lane: f32, ahead: bool) -> Option<usize> {
+        let rank = self.rank[k];
+        if ahead {
+            self.order[rank + 1..=self.n]
+                .iter()
+                .copied()
+                .find(|&j| self.in_lane(j, lane))
+        } else {
+            self.order[..rank]
+                .iter()
+                .rev()
+                .copied()
+                .find(|&j| self.in_lane(j, lane))
         }
-        best.map(|(_, k)| k)
     }
 
     /// IDM acceleration of user `k` behind user `lead` (or on a free road).
@@ -144,9 +165,9 @@ impl Users {
     /// MOBIL: does car `k` gain by moving to `lane`, without making its new follower brake hard?
     fn mobil(&self, k: usize, lane: f32, current: f32) -> bool {
         let u = &self.list[k];
-        let new_lead = self.nearest(u.s, lane, k, true);
-        let new_follower = self.nearest(u.s, lane, k, false);
-        let mut gain = self.accel(k, new_lead) - self.accel(k, self.nearest(u.s, current, k, true));
+        let new_lead = self.nearest(k, lane, true);
+        let new_follower = self.nearest(k, lane, false);
+        let mut gain = self.accel(k, new_lead) - self.accel(k, self.nearest(k, current, true));
         if let Some(f) = new_follower {
             let after = idm(
                 self.list[f].v,
@@ -158,9 +179,9 @@ impl Users {
             }
             gain += MOBIL_POLITENESS * (after - self.accel(f, new_lead));
         }
-        if let Some(o) = self.nearest(u.s, current, k, false) {
+        if let Some(o) = self.nearest(k, current, false) {
             let before = self.accel(o, Some(k));
-            let after = self.accel(o, self.nearest(u.s, current, k, true));
+            let after = self.accel(o, self.nearest(k, current, true));
             gain += MOBIL_POLITENESS * (after - before);
         }
         gain > MOBIL_THRESHOLD
@@ -182,10 +203,9 @@ pub fn step(c: &mut Car, ego: (f32, f32, f32), substeps: u32, dt: f32) {
         .take(n)
     {
         let u = users.list[k];
-        let lead = users.nearest(u.s, u.lane, k, true);
-        *a = users.accel(k, lead);
+        *a = users.accel(k, users.nearest(k, u.lane, true));
         if u.target_lane != u.lane {
-            *a = a.min(users.accel(k, users.nearest(u.s, u.target_lane, k, true)));
+            *a = a.min(users.accel(k, users.nearest(k, u.target_lane, true)));
         }
         o[TIMER] -= substeps as f32 * dt;
         let settled = (o[D] - o[TARGET_D]).abs() < 0.05;
@@ -281,7 +301,7 @@ mod tests {
         let gap = c.others[0][S] - c.others[1][S];
         // s_e = (s0 + vT) / sqrt(1 - (v/v0)^δ) for a leader at v = 20 and v0 = 25.
         let expected =
-            (IDM_MIN_GAP + 20.0 * IDM_TIME_GAP) / (1.0 - (20.0f32 / 25.0).powf(IDM_DELTA)).sqrt();
+            (IDM_MIN_GAP + 20.0 * IDM_TIME_GAP) / (1.0 - (20.0f32 / 25.0).powi(IDM_DELTA)).sqrt();
         assert!(
             (gap / expected - 1.0).abs() < 0.01,
             "gap {gap} m, IDM equilibrium {expected} m"
@@ -352,6 +372,62 @@ mod tests {
             "speed {}",
             c.others[0][SPEED]
         );
+    }
+
+    /// The nearest user by a full scan: smallest gap, ties broken by the road order.
+    fn scan(users: &Users, k: usize, lane: f32, ahead: bool) -> Option<usize> {
+        let s = users.list[k].s;
+        let mut best: Option<(f32, usize)> = None;
+        for j in 0..=users.n {
+            let gap = if ahead {
+                users.list[j].s - s
+            } else {
+                s - users.list[j].s
+            };
+            let beyond = gap > 0.0 || (gap == 0.0 && (j > k) == ahead);
+            let closer = best.is_none_or(|(g, _)| gap < g || (gap == g && !ahead));
+            if j != k && users.in_lane(j, lane) && beyond && closer {
+                best = Some((gap, j));
+            }
+        }
+        best.map(|(_, j)| j)
+    }
+
+    #[test]
+    fn neighbours_along_the_road_order_match_a_full_scan() {
+        let mut rng = proprio_core::episode_rng(9, 0, 0);
+        use proprio_core::rand::RngExt;
+        for _ in 0..200 {
+            let mut c = road(3.0);
+            for _ in 0..MAX_OTHERS {
+                // Coarse positions, so equal arc lengths (ties) occur.
+                let s = (rng.random::<f32>() * 20.0).floor() * 5.0;
+                let lane = (rng.random::<f32>() * 3.0).floor();
+                add(&mut c, s, lane, 20.0, 25.0);
+                let k = c.num_others as usize - 1;
+                if rng.random::<f32>() < 0.3 {
+                    c.others[k][TARGET_D] = lane_centre((lane + 1.0).min(2.0), 3.0);
+                }
+            }
+            let ego = (
+                (rng.random::<f32>() * 20.0).floor() * 5.0,
+                lane_centre(1.0, 3.0),
+                20.0,
+            );
+            let users = Users::new(&c, ego);
+            for k in 0..=users.n {
+                for lane in [0.0, 1.0, 2.0] {
+                    for ahead in [true, false] {
+                        let expected = scan(&users, k, lane, ahead);
+                        assert_eq!(
+                            users.nearest(k, lane, ahead),
+                            expected,
+                            "user {k}, lane {lane}, ahead {ahead}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

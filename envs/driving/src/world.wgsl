@@ -385,7 +385,8 @@ fn nearest_user(s_at: f32, lane: f32, skip: u32, ahead: bool) -> i32 {
             gap = u_s[k] - s_at;
         }
         let tie_ok = gap > 0.0 || (gap == 0.0 && (k > skip) == ahead);
-        if (tie_ok && (best < 0 || gap < best_gap)) {
+        // Ties go to the road order (arc length, then index): the lowest index ahead, the highest behind.
+        if (tie_ok && (best < 0 || gap < best_gap || (!ahead && gap == best_gap))) {
             best = i32(k);
             best_gap = gap;
         }
