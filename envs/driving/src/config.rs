@@ -28,6 +28,18 @@ pub enum TaskKind {
     Highway = 3,
 }
 
+impl TaskKind {
+    /// The task's name in its id (`driving/NAME-v0`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::LaneKeep => "lane-keep",
+            Self::Racing => "racing",
+            Self::Parking => "parking",
+            Self::Highway => "highway",
+        }
+    }
+}
+
 /// Config keys of `driving/*` (task-specific keys are rejected by the other tasks).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -262,10 +274,7 @@ impl Settings {
         ];
         for (key, set, tasks) in owners {
             if set && !tasks.contains(&task) {
-                let names: Vec<String> = tasks
-                    .iter()
-                    .map(|t| format!("{t:?}").to_lowercase())
-                    .collect();
+                let names: Vec<&str> = tasks.iter().map(|t| t.name()).collect();
                 let value = if key == "action" { " = \"meta\"" } else { "" };
                 return Err(format!(
                     "{key}{value} is a key of driving/{} only",

@@ -86,7 +86,7 @@ fn bad_configs_name_the_key() {
         (
             "driving/racing-v0",
             json!({"lanes": 3}),
-            "lanes is a key of",
+            "lanes is a key of driving/lane-keep, driving/highway only",
         ),
         (
             "driving/lane-keep-v0",
