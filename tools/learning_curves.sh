@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trains the reference learning curves (5 seeds each) and draws them into docs/img/.
-#   [PROPRIO=bin] tools/learning_curves.sh [cartpole-ppo|pendulum-ppo|pendulum-sac|lane-keep-ppo|highway-ppo|all] [PARALLEL]
+#   [PROPRIO=bin] tools/learning_curves.sh [cartpole-ppo|pendulum-ppo|pendulum-sac|lane-keep-ppo|racing-ppo|highway-ppo|all] [PARALLEL]
 # Runs go to runs/curves/<task>/seed-N (refused if present: delete them to redo).
 # PARALLEL runs at a time (default 1; 2 on a 2-core machine halves the wall time
 # but each run then reports a lower SPS).
@@ -42,5 +42,6 @@ case $what in
   pendulum-ppo|all) sweep pendulum-ppo classic/pendulum-v1 ppo 500000 ;;&
   pendulum-sac|all) sweep pendulum-sac classic/pendulum-v1 sac 25000 ;;&
   lane-keep-ppo|all) sweep lane-keep-ppo driving/lane-keep-v0 ppo 500000 ;;&
+  racing-ppo|all) sweep racing-ppo driving/racing-v0 ppo 500000 ;;&
   highway-ppo|all) sweep highway-ppo driving/highway-v0 ppo 1000000 ;;
 esac

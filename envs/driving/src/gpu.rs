@@ -132,6 +132,7 @@ fn shader_source() -> String {
         ("COMFORT_MAX", task::COMFORT_ACCEL.1),
         ("COMFORT_LATERAL", task::COMFORT_LATERAL),
         ("RACING_SPEED", racing::REFERENCE_SPEED),
+        ("RACING_TIME_COST", racing::TIME_COST),
         ("SUCCESS_SPEED", highway::SUCCESS_SPEED),
         ("HIGHWAY_RANGE", highway::RANGE),
         ("LOT_HALF_LENGTH", parking::half_length()),

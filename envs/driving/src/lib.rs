@@ -57,10 +57,10 @@ pub const LANE_KEEP: EnvEntry = EnvEntry {
 pub const RACING: EnvEntry = EnvEntry {
     id: "driving/racing-v0",
     description: "Lap a random closed track, 8 m wide, as fast as possible without leaving it.",
-    reward_range: (-1.0, 2.5),
+    reward_range: (-1.0, 2.4),
     max_episode_steps: Some(1200),
     physics_steps_per_step: 10,
-    reward: "metres gained along the track / (20 m/s x step time); -1 on leaving the track",
+    reward: "metres gained along the track / (20 m/s x step time) - 1 per second (the clock: faster laps pay more); -1 on leaving the track",
     termination: "terminated when the laps are done (success) or a wheel runs 0.3 m past the track's edge; truncated after 1200 steps (120 s)",
     action_handling: ACTION_HANDLING,
 };

@@ -11,6 +11,9 @@ use proprio_core::rand::RngExt;
 
 /// Speed that earns a reward of 1 per step, m/s.
 pub const REFERENCE_SPEED: f32 = 20.0;
+/// Reward lost per second on the track (CarRacing's −0.1 a frame): progress
+/// alone pays a lap the same at any speed, the clock makes fast laps pay more.
+pub const TIME_COST: f32 = 1.0;
 
 /// A fresh track; the car on the centre line at a random point, at 0–5 m/s.
 pub fn draw(s: &Settings, rng: &mut EnvRng, c: &mut Car) {
@@ -35,11 +38,11 @@ pub fn draw(s: &Settings, rng: &mut EnvRng, c: &mut Car) {
 }
 
 /// Progress along the track, in steps' worth of driving at the reference
-/// speed; done after the laps.
+/// speed, less [`TIME_COST`] per second; done after the laps.
 pub fn outcome(c: &Car, s: &Settings, moved: f32) -> StepResult {
     let done = c.progress >= c.route;
     StepResult {
-        reward: moved / (REFERENCE_SPEED * s.step_seconds()),
+        reward: moved / (REFERENCE_SPEED * s.step_seconds()) - TIME_COST * s.step_seconds(),
         terminated: done,
         success: done,
         crash: Crash::None,

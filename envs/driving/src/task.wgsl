@@ -143,7 +143,7 @@ fn control_step(i: u32) -> StepResult {
         out = StepResult(gained * carl_factors(s[F_D] - lane_d), done, done, 0u);
     } else if (P.task == RACING) {
         let done = s[F_PROGRESS] >= s[F_ROUTE];
-        out = StepResult(moved / (RACING_SPEED * step_seconds), done, done, 0u);
+        out = StepResult(moved / (RACING_SPEED * step_seconds) - RACING_TIME_COST * step_seconds, done, done, 0u);
     } else {
         let gained = moved / (P.speed_limit * step_seconds);
         let lanes = s[F_LANES];
