@@ -49,13 +49,24 @@ pub trait ChunkedModel: Send + Sync + 'static {
 }
 
 /// Floats of one state of `M`.
-fn len<M: ChunkedModel>() -> usize {
+pub fn state_len<M: ChunkedModel>() -> usize {
     std::mem::size_of::<M::State>() / 4
+}
+
+/// Rejects a state to restore: whatever the model refuses, or a non-finite field.
+pub fn validate<M: ChunkedModel>(model: &M, state: &M::State) -> Result<()> {
+    model.check(state).map_err(Error::State)?;
+    match M::fields(state).iter().position(|v| !v.is_finite()) {
+        Some(f) => Err(Error::State(format!(
+            "field {f} of the state is not finite"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Floats needed to store `n` envs of `M`: whole chunks.
 pub fn chunked_len<M: ChunkedModel>(n: usize) -> usize {
-    n.div_ceil(CHUNK) * CHUNK * len::<M>()
+    n.div_ceil(CHUNK) * CHUNK * state_len::<M>()
 }
 
 /// Reads lane `lane` of a chunk (`LEN × CHUNK` floats).
@@ -97,7 +108,7 @@ struct Part<'a, M: ChunkedModel> {
 
 impl<M: ChunkedModel> Part<'_, M> {
     fn run(mut self, model: &M, action_dim: usize) {
-        let block = CHUNK * len::<M>();
+        let block = CHUNK * state_len::<M>();
         for k in 0..self.commands.len() {
             let cmd = self.commands[k];
             if cmd == 0 {
@@ -160,7 +171,7 @@ impl<M: ChunkedModel> ChunkedKernel<M> {
     }
 
     fn chunk(&self, env: usize) -> &[f32] {
-        let block = CHUNK * len::<M>();
+        let block = CHUNK * state_len::<M>();
         &self.state[(env / CHUNK) * block..(env / CHUNK + 1) * block]
     }
 }
@@ -188,7 +199,7 @@ impl<M: ChunkedModel> Kernel for ChunkedKernel<M> {
     fn run(&mut self, commands: &[u32], actions: &[f32], batch: &mut Batch) -> Result<()> {
         let n = self.num_envs;
         let action_dim = self.spec.action_space.flat_dim();
-        let block = CHUNK * len::<M>();
+        let block = CHUNK * state_len::<M>();
         let chunks = n.div_ceil(CHUNK);
         let threads = self.pool.threads();
         let mut parts: [Option<Part<'_, M>>; MAX_THREADS] = std::array::from_fn(|_| None);
@@ -233,7 +244,7 @@ impl<M: ChunkedModel> Kernel for ChunkedKernel<M> {
                 "field {f} of the state is not finite"
             )));
         }
-        let block = CHUNK * len::<M>();
+        let block = CHUNK * state_len::<M>();
         let chunk = &mut self.state[(env / CHUNK) * block..(env / CHUNK + 1) * block];
         store::<M>(state, chunk, env % CHUNK);
         self.model.observe(state, batch.rows_mut().obs(env));

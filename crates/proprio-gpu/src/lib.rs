@@ -36,7 +36,7 @@ pub fn shader<M: GpuModel>(
     use std::fmt::Write;
     let mut h = String::new();
     let shared = [
-        ("LEN", state_len::<M>()),
+        ("LEN", chunked::state_len::<M>()),
         ("CHUNK", CHUNK),
         ("OUT_LEN", out_len::<M>()),
         ("INFO", M::INFO),
@@ -98,11 +98,6 @@ fn out_len<M: GpuModel>() -> usize {
     4 + 2 * M::INFO
 }
 
-/// Floats of one state of `M`.
-fn state_len<M: GpuModel>() -> usize {
-    std::mem::size_of::<M::State>() / 4
-}
-
 impl<M: GpuModel> ChunkedGpuKernel<M> {
     /// `num_envs` envs of `spec`, stepped by `model` on the first GPU adapter wgpu finds.
     pub fn new(spec: Arc<EnvSpec>, model: M, num_envs: usize) -> Result<Self> {
@@ -153,7 +148,7 @@ impl<M: GpuModel> ChunkedGpuKernel<M> {
             })
         };
         let outputs_len = num_envs * (out_len::<M>() + 2 * obs_dim);
-        let len = state_len::<M>();
+        let len = chunked::state_len::<M>();
         let state = storage(
             "state",
             floats(chunked::chunked_len::<M>(num_envs)),
@@ -281,7 +276,7 @@ impl<M: GpuModel> Kernel for ChunkedGpuKernel<M> {
     }
 
     fn stage(&mut self, env: usize, start: &M::State) -> Result<()> {
-        let len = state_len::<M>();
+        let len = chunked::state_len::<M>();
         self.queue.write_buffer(
             &self.staged,
             (env * len * 4) as u64,
@@ -354,7 +349,7 @@ impl<M: GpuModel> Kernel for ChunkedGpuKernel<M> {
     }
 
     fn state(&self, env: usize) -> Result<M::State> {
-        let chunk_floats = CHUNK * state_len::<M>();
+        let chunk_floats = CHUNK * chunked::state_len::<M>();
         let mut chunk = vec![0.0f32; chunk_floats];
         self.read(
             &self.state,
@@ -372,7 +367,7 @@ impl<M: GpuModel> Kernel for ChunkedGpuKernel<M> {
                 "field {f} of the state is not finite"
             )));
         }
-        let base = (env / CHUNK) * CHUNK * state_len::<M>() + env % CHUNK;
+        let base = (env / CHUNK) * CHUNK * chunked::state_len::<M>() + env % CHUNK;
         for (f, v) in M::fields(state).iter().enumerate() {
             self.queue.write_buffer(
                 &self.state,
