@@ -1,0 +1,1 @@
+//! Empty: this crate only pins the features of the crates it depends on.
