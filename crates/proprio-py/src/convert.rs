@@ -47,7 +47,7 @@ pub fn parse_options(text: Option<&str>) -> PyResult<Option<Value>> {
 
 /// Reads native-endian `f32`s from `bytes` into `out` (reused between calls).
 pub fn read_f32s(bytes: &[u8], out: &mut Vec<f32>) -> PyResult<()> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(PyValueError::new_err(format!(
             "a float32 buffer cannot hold {} bytes",
             bytes.len()

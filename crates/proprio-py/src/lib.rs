@@ -35,6 +35,8 @@ fn vec_env(env: &mut Mutex<Box<dyn VecEnv>>) -> &mut Box<dyn VecEnv> {
 impl NativeVecEnv {
     /// Builds `num_envs` envs of `id`; `config` and `obs` are JSON objects (or None).
     #[new]
+    // Python's keyword arguments, one per `make_vec` option.
+    #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (id, num_envs, config=None, autoreset="next-step", threads=None, backend="cpu", obs=None))]
     fn new(
         py: Python<'_>,
