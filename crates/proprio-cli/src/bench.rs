@@ -21,6 +21,11 @@ pub struct BenchArgs {
     /// Untimed batch steps before timing.
     #[arg(long, default_value_t = 50)]
     warmup: usize,
+    /// Sample this many action batches before timing and step through them in
+    /// turn (0: sample every step, timed). Peers' benchmarks and
+    /// tools/bench_python.py pre-sample their actions.
+    #[arg(long, default_value_t = 0)]
+    action_batches: usize,
     #[command(flatten)]
     batch: input::BatchArgs,
     /// Print one JSON object.
@@ -45,14 +50,21 @@ pub fn run(args: &BenchArgs) -> CliResult {
     let space = venv.spec().action_space.clone();
     let physics_per_step = f64::from(venv.spec().physics_steps_per_step);
     let dim = space.flat_dim();
-    let mut actions = vec![0.0; args.num_envs * dim];
     let mut random = RandomActions::new(args.batch.seed, args.num_envs);
+    let mut batches = vec![vec![0.0; args.num_envs * dim]; args.action_batches.max(1)];
+    for actions in &mut batches {
+        random.sample(&space, actions);
+    }
     venv.reset(Some(args.batch.seed), None)?;
     let mut run = |steps: usize| -> Result<f64, Failure> {
         let start = Instant::now();
-        for _ in 0..steps {
-            random.sample(&space, &mut actions);
-            venv.step(&actions)?;
+        for step in 0..steps {
+            let count = batches.len();
+            let actions = &mut batches[step % count];
+            if args.action_batches == 0 {
+                random.sample(&space, actions);
+            }
+            venv.step(actions)?;
         }
         Ok(start.elapsed().as_secs_f64())
     };
@@ -72,6 +84,7 @@ pub fn run(args: &BenchArgs) -> CliResult {
         "threads": cores,
         "steps": args.steps,
         "warmup_steps": args.warmup,
+        "action_batches": args.action_batches,
         "seconds": seconds,
         "env_steps": env_steps,
         "env_steps_per_s": sps,

@@ -45,21 +45,25 @@ pub fn parse_options(text: Option<&str>) -> PyResult<Option<Value>> {
         .transpose()
 }
 
-/// Reads native-endian `f32`s from `bytes` into `out` (reused between calls).
-pub fn read_f32s(bytes: &[u8], out: &mut Vec<f32>) -> PyResult<()> {
+/// The native-endian `f32`s in `bytes`: the bytes themselves when they are
+/// aligned (they are when Python made them), else a copy in `scratch`.
+pub fn read_f32s<'a>(bytes: &'a [u8], scratch: &'a mut Vec<f32>) -> PyResult<&'a [f32]> {
     if !bytes.len().is_multiple_of(4) {
         return Err(PyValueError::new_err(format!(
             "a float32 buffer cannot hold {} bytes",
             bytes.len()
         )));
     }
-    out.clear();
-    out.extend(
+    if let Ok(floats) = bytemuck::try_cast_slice(bytes) {
+        return Ok(floats);
+    }
+    scratch.clear();
+    scratch.extend(
         bytes
             .chunks_exact(4)
             .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
     );
-    Ok(())
+    Ok(scratch)
 }
 
 /// A new `bytearray` holding `values`.
@@ -69,8 +73,7 @@ pub fn f32_bytes<'py>(py: Python<'py>, values: &[f32]) -> Bound<'py, PyByteArray
 
 /// A new `bytearray` of one byte (0 or 1) per flag.
 pub fn bool_bytes<'py>(py: Python<'py>, flags: &[bool]) -> Bound<'py, PyByteArray> {
-    let bytes: Vec<u8> = flags.iter().map(|&f| u8::from(f)).collect();
-    PyByteArray::new(py, &bytes)
+    PyByteArray::new(py, bytemuck::cast_slice(flags))
 }
 
 /// One env's info as a dict of floats.
@@ -95,17 +98,28 @@ pub fn info_columns<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let n = infos.len();
     let mut columns: Vec<(&'static str, Vec<f64>, Vec<bool>)> = Vec::new();
-    for (i, info) in infos.iter().enumerate() {
+    // Most steps of most envs set nothing: skip those without a look inside.
+    let set = infos
+        .iter()
+        .enumerate()
+        .filter(|(_, info)| !info.is_empty());
+    for (i, info) in set {
         if only.is_some_and(|mask| !mask[i]) {
             continue;
         }
-        for (key, value) in info.iter() {
-            let c = match columns.iter().position(|(k, ..)| *k == key) {
-                Some(c) => c,
-                None => {
-                    columns.push((key, vec![0.0; n], vec![false; n]));
-                    columns.len() - 1
-                }
+        for (j, (key, value)) in info.iter().enumerate() {
+            // Envs of a batch set the same keys in the same order: the j-th
+            // key is almost always column j, and the same static string.
+            let same = |k: &&str| std::ptr::eq(*k, key) || *k == key;
+            let c = match columns.get(j) {
+                Some((k, ..)) if same(k) => j,
+                _ => match columns.iter().position(|(k, ..)| same(k)) {
+                    Some(c) => c,
+                    None => {
+                        columns.push((key, vec![0.0; n], vec![false; n]));
+                        columns.len() - 1
+                    }
+                },
             };
             columns[c].1[i] = value;
             columns[c].2[i] = true;

@@ -23,6 +23,7 @@ struct NativeVecEnv {
     /// `Mutex` makes the class `Sync`; calls take `&mut self`, so it is never contended.
     env: Mutex<Box<dyn VecEnv>>,
     spec_json: String,
+    /// Actions copied here when Python hands over unaligned bytes.
     actions: Vec<f32>,
 }
 
@@ -134,8 +135,7 @@ impl NativeVecEnv {
     /// `None` or, in same-step mode when some episode ended,
     /// `(final_obs, has_final, final_info)`.
     fn step<'py>(&mut self, py: Python<'py>, actions: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
-        read_f32s(actions, &mut self.actions)?;
-        let actions = &self.actions;
+        let actions = read_f32s(actions, &mut self.actions)?;
         let env = vec_env(&mut self.env);
         py.detach(|| env.step(actions)).map_err(py_err)?;
         let batch = env.batch();
@@ -233,10 +233,10 @@ impl NativeEnv {
 
     /// Steps with `action` (`A` float32 bytes): `(obs, reward, terminated, truncated, info)`.
     fn step<'py>(&mut self, py: Python<'py>, action: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
-        read_f32s(action, &mut self.action)?;
+        let action = read_f32s(action, &mut self.action)?;
         let env = self.env.get_mut().unwrap_or_else(|e| e.into_inner());
         let t = env
-            .step_into(&self.action, &mut self.obs, &mut self.info)
+            .step_into(action, &mut self.obs, &mut self.info)
             .map_err(py_err)?;
         (
             f32_bytes(py, &self.obs),

@@ -43,7 +43,7 @@ class Env(gymnasium.Env):
 
     def step(self, action):
         flat = self._action_layout.encode(_batch_of_one(action), 1)
-        obs, reward, terminated, truncated, info = self._native.step(flat.tobytes())
+        obs, reward, terminated, truncated, info = self._native.step(flat)
         return self._obs(obs), reward, terminated, truncated, info
 
     def snapshot(self) -> dict:

@@ -97,14 +97,13 @@ class Layout:
             name: dec(flat[:, a:b]) for name, (a, b, dec) in zip(names, parts)
         }
 
-    def encode(self, values: Any, num_envs: int) -> np.ndarray:
-        """The flat float32 buffer ``[num_envs * dim]`` of N values of the space.
+    def encode(self, values: Any, num_envs: int) -> bytes:
+        """The flat float32 bytes ``[num_envs * dim]`` of N values of the space.
 
         Raises ``ValueError`` for a value of the wrong shape and ``TypeError``
         for one that is not numeric; the native env checks the values themselves.
         """
-        out = self._encode(self.desc, values, num_envs)
-        return np.ascontiguousarray(out, dtype=np.float32).reshape(-1)
+        return self._encode(self.desc, values, num_envs).astype(np.float32, copy=False).tobytes()
 
     def _encode(self, desc: dict, values: Any, n: int) -> np.ndarray:
         kind = desc["type"]
@@ -123,9 +122,7 @@ class Layout:
             parts = [self._encode(sub, v, n) for sub, v in zip(_components(desc), items)]
             return np.concatenate(parts, axis=1)
         array = np.asarray(values)
-        if array.dtype == object or not (
-            np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
-        ):
+        if array.dtype.kind not in "biuf":
             raise TypeError(f"actions must be numeric arrays, not of dtype {array.dtype}")
         dim = flat_dim(desc)
         expected = (n,) if kind == "discrete" else (n, *self._shape(desc))

@@ -146,7 +146,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions):
         """Steps every env: ``(obs, rewards, terminations, truncations, infos)``."""
         flat = self._action_layout.encode(actions, self.num_envs)
-        obs, reward, terminated, truncated, columns, finals = self._native.step(flat.tobytes())
+        obs, reward, terminated, truncated, columns, finals = self._native.step(flat)
         info = _infos(columns)
         if finals is not None:
             final_flat, has_final, final_columns = finals
