@@ -119,6 +119,7 @@ def main() -> int:
     declared = declared_features()
     original = PINS.read_text()
     pins: dict = {}
+    PINS.write_text(render(pins))  # from scratch: what proprio-py alone would build
     for _ in range(6):
         py_build = cargo_tree("normal,build", "-p", "proprio-py")
         missing = {
