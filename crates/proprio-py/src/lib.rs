@@ -27,7 +27,8 @@ struct NativeVecEnv {
     actions: Vec<f32>,
 }
 
-fn vec_env(env: &mut Mutex<Box<dyn VecEnv>>) -> &mut Box<dyn VecEnv> {
+/// The env behind a class's `Mutex`, which exclusive access makes free to reach.
+fn inner<T: ?Sized>(env: &mut Mutex<T>) -> &mut T {
     env.get_mut()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -84,7 +85,7 @@ impl NativeVecEnv {
     /// Number of envs N.
     #[getter]
     fn num_envs(&mut self) -> usize {
-        vec_env(&mut self.env).num_envs()
+        inner(&mut self.env).num_envs()
     }
 
     /// Resets every env: `(obs, info)`, the observations `[N × D]` as float32 bytes.
@@ -96,7 +97,7 @@ impl NativeVecEnv {
         options: Option<&str>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let options = parse_options(options)?;
-        let env = vec_env(&mut self.env);
+        let env = inner(&mut self.env);
         py.detach(|| env.reset(seed, options.as_ref()))
             .map_err(py_err)?;
         let batch = env.batch();
@@ -119,7 +120,7 @@ impl NativeVecEnv {
         let options = parse_options(options)?;
         let mask: Vec<bool> = mask.iter().map(|&b| b != 0).collect();
         let mask = mask.as_slice();
-        let env = vec_env(&mut self.env);
+        let env = inner(&mut self.env);
         py.detach(|| env.reset_envs(mask, options.as_ref()))
             .map_err(py_err)?;
         let batch = env.batch();
@@ -136,7 +137,7 @@ impl NativeVecEnv {
     /// `(final_obs, has_final, final_info)`.
     fn step<'py>(&mut self, py: Python<'py>, actions: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
         let actions = read_f32s(actions, &mut self.actions)?;
-        let env = vec_env(&mut self.env);
+        let env = inner(&mut self.env);
         py.detach(|| env.step(actions)).map_err(py_err)?;
         let batch = env.batch();
         let finals = if batch.has_final.iter().any(|&f| f) {
@@ -162,7 +163,7 @@ impl NativeVecEnv {
 
     /// Env `env`'s full state, as JSON.
     fn snapshot(&mut self, env: usize) -> PyResult<String> {
-        let state = vec_env(&mut self.env).snapshot(env).map_err(py_err)?;
+        let state = inner(&mut self.env).snapshot(env).map_err(py_err)?;
         serde_json::to_string(&state).map_err(json_error)
     }
 
@@ -175,7 +176,7 @@ impl NativeVecEnv {
     ) -> PyResult<Bound<'py, PyByteArray>> {
         let state = serde_json::from_str(state)
             .map_err(|e| py_value_error(format!("invalid state: {e}")))?;
-        let env = vec_env(&mut self.env);
+        let env = inner(&mut self.env);
         py.detach(|| env.restore(&state, &envs)).map_err(py_err)?;
         Ok(f32_bytes(py, &env.batch().obs))
     }
@@ -225,7 +226,7 @@ impl NativeEnv {
         options: Option<&str>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let options = parse_options(options)?;
-        let env = self.env.get_mut().unwrap_or_else(|e| e.into_inner());
+        let env = inner(&mut self.env);
         env.reset_into(seed, options.as_ref(), &mut self.obs, &mut self.info)
             .map_err(py_err)?;
         (f32_bytes(py, &self.obs), column_dict(py, self.info.iter())?).into_pyobject(py)
@@ -234,7 +235,7 @@ impl NativeEnv {
     /// Steps with `action` (`A` float32 bytes): `(obs, reward, terminated, truncated, info)`.
     fn step<'py>(&mut self, py: Python<'py>, action: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
         let action = read_f32s(action, &mut self.action)?;
-        let env = self.env.get_mut().unwrap_or_else(|e| e.into_inner());
+        let env = inner(&mut self.env);
         let t = env
             .step_into(action, &mut self.obs, &mut self.info)
             .map_err(py_err)?;
@@ -250,7 +251,7 @@ impl NativeEnv {
 
     /// The env's full state, as JSON.
     fn snapshot(&mut self) -> PyResult<String> {
-        let env = self.env.get_mut().unwrap_or_else(|e| e.into_inner());
+        let env = inner(&mut self.env);
         let state = env.snapshot().map_err(py_err)?;
         serde_json::to_string(&state).map_err(json_error)
     }
@@ -259,7 +260,7 @@ impl NativeEnv {
     fn restore<'py>(&mut self, py: Python<'py>, state: &str) -> PyResult<Bound<'py, PyByteArray>> {
         let state = serde_json::from_str(state)
             .map_err(|e| py_value_error(format!("invalid state: {e}")))?;
-        let env = self.env.get_mut().unwrap_or_else(|e| e.into_inner());
+        let env = inner(&mut self.env);
         env.restore(&state, &mut self.obs).map_err(py_err)?;
         Ok(f32_bytes(py, &self.obs))
     }
