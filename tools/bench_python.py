@@ -66,29 +66,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--proprio-cli", required=True, help="the proprio command, for the Rust-side figure")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--steps", type=int, default=1000, help="batch steps per run (a tenth for pick-cube)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-envpool", action="store_true")
     args = parser.parse_args()
     t = args.threads
     cases = [
-        # (label, proprio id, envs, EnvPool task or None, EnvPool envs)
-        ("CartPole", "classic/cartpole-v1", 4096, "CartPole-v1", 4096),
-        ("hover (Crazyflie)", "drones/hover-v0", 4096, None, 0),
-        ("pick-cube (Panda) vs Ant", "manipulation/pick-cube-v0", 256, "Ant-v4", 256),
+        # (label, proprio id, envs, EnvPool task or None, batch steps per run)
+        ("CartPole", "classic/cartpole-v1", 4096, "CartPole-v1", args.steps),
+        ("hover (Crazyflie)", "drones/hover-v0", 4096, None, args.steps),
+        ("pick-cube (Panda) vs Ant", "manipulation/pick-cube-v0", 256, "Ant-v4", args.steps // 10),
     ]
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
           f"threads {t}; {time.strftime('%Y-%m-%d')}")
     print(f"{'run':<34} {'envs':>5} {'py steps/s':>12} {'rust steps/s':>13} {'boundary':>9} "
           f"{'envpool':>12} {'ratio':>6}")
-    for label, id, n, task, pool_n in cases:
+    for label, id, n, task, steps in cases:
         for threads in sorted({1, t}):
             py = rust = pool = 0.0
             for _ in range(args.repeats):
-                py = max(py, run_proprio(id, n, threads, args.steps))
-                rust = max(rust, run_rust(args.proprio_cli, id, n, threads, args.steps))
+                py = max(py, run_proprio(id, n, threads, steps))
+                rust = max(rust, run_rust(args.proprio_cli, id, n, threads, steps))
                 if task and not args.no_envpool:
-                    pool = max(pool, run_envpool(task, pool_n, threads, args.steps))
+                    pool = max(pool, run_envpool(task, n, threads, steps))
             boundary = 1 - py / rust
             pool_text = f"{pool:>12,.0f} {py / pool:>5.2f}x" if pool else f"{'-':>12} {'-':>6}"
             print(f"{label + f' ({threads} thr)':<34} {n:>5} {py:>12,.0f} {rust:>13,.0f} "

@@ -6,6 +6,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip("stable_baselines3")
+try:  # PyTorch imports triton lazily; after lavapipe has rendered (test_pixels), that crashes (docs/python.md)
+    import triton  # noqa: F401
+except ImportError:
+    pass
 
 import proprio  # noqa: E402
 from proprio.sb3 import ProprioVecEnv  # noqa: E402

@@ -71,6 +71,10 @@ class Layout:
         self.desc = desc
         self.dim = flat_dim(desc)
         self.decode: Callable[[np.ndarray], Any] = self._decoder(desc)
+        # One value's shape, for the common single-array spaces (the fast path of `encode`).
+        self._leaf_shape = None if desc["type"] in ("tuple", "dict") else (
+            () if desc["type"] == "discrete" else self._shape(desc)
+        )
 
     def _decoder(self, desc: dict) -> Callable[[np.ndarray], Any]:
         """A function from a ``[N, dim]`` float32 batch to N values of the space."""
@@ -103,6 +107,10 @@ class Layout:
         Raises ``ValueError`` for a value of the wrong shape and ``TypeError``
         for one that is not numeric; the native env checks the values themselves.
         """
+        if self._leaf_shape is not None:
+            array = np.asarray(values)
+            if array.shape == (num_envs, *self._leaf_shape) and array.dtype.kind in "biuf":
+                return array.astype(np.float32, copy=False).tobytes()
         return self._encode(self.desc, values, num_envs).astype(np.float32, copy=False).tobytes()
 
     def _encode(self, desc: dict, values: Any, n: int) -> np.ndarray:
