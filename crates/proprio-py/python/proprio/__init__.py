@@ -43,37 +43,11 @@ def make(id: str, config: dict | None = None) -> Env:
     return Env(id, config)
 
 
-def make_vec(
-    id: str,
-    num_envs: int,
-    config: dict | None = None,
-    autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-    threads: int | None = None,
-    backend: str = "cpu",
-    obs: str | None = None,
-    image_size: int | None = None,
-    camera: str | None = None,
-    frame_stack: int | None = None,
-) -> VectorEnv:
-    """``num_envs`` envs stepped as one batch (Gymnasium's ``make_vec``).
-
-    ``threads`` defaults to every core; ``backend="gpu"`` runs the envs that
-    have a wgpu kernel on the GPU; ``obs`` = ``"rgb"``, ``"depth"`` or
-    ``"rgb+state"`` renders pixel observations (``image_size``, ``camera``,
-    ``frame_stack`` as on the command line).
-    """
-    return VectorEnv(
-        id,
-        num_envs,
-        config=config,
-        autoreset_mode=autoreset_mode,
-        threads=threads,
-        backend=backend,
-        obs=obs,
-        image_size=image_size,
-        camera=camera,
-        frame_stack=frame_stack,
-    )
+def make_vec(id: str, num_envs: int, **options) -> VectorEnv:
+    """``num_envs`` envs stepped as one batch (Gymnasium's ``make_vec``);
+    ``options`` are :class:`VectorEnv`'s (``config``, ``autoreset_mode``,
+    ``threads``, ``backend``, ``obs``, ``image_size``, ``camera``, ``frame_stack``)."""
+    return VectorEnv(id, num_envs, **options)
 
 
 register_envs()

@@ -73,6 +73,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     per env), so a returned array is never overwritten by a later step.
     Rewards are float32, as Proprio computes them; info values are float64.
 
+    ``config`` holds the env's config keys; ``threads`` defaults to every core;
+    ``backend="gpu"`` runs the envs that have a wgpu kernel on the GPU;
+    ``obs`` = ``"rgb"``, ``"depth"`` or ``"rgb+state"`` renders pixel
+    observations (``image_size``, ``camera``, ``frame_stack`` as on the
+    command line).
+
     Seeding: ``reset(seed=s)`` starts env ``i`` on the random stream ``(s, i)``,
     the same episodes as ``proprio rollout --seed s`` and Rust's
     ``VecEnv::reset(Some(s))``; ``reset()`` starts every env's next episode.
