@@ -139,8 +139,9 @@ impl NativeVecEnv {
         let actions = read_f32s(actions, &mut self.actions)?;
         let env = inner(&mut self.env);
         py.detach(|| env.step(actions)).map_err(py_err)?;
+        let same_step = env.autoreset_mode() == AutoresetMode::SameStep;
         let batch = env.batch();
-        let finals = if batch.has_final.iter().any(|&f| f) {
+        let finals = if same_step && batch.has_final.iter().any(|&f| f) {
             let final_obs = f32_bytes(py, &batch.final_obs);
             let has_final = bool_bytes(py, &batch.has_final);
             let final_info = info_columns(py, &batch.final_infos, Some(&batch.has_final))?;

@@ -153,7 +153,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         """Steps every env: ``(obs, rewards, terminations, truncations, infos)``."""
         flat = self._action_layout.encode(actions, self.num_envs)
         obs, reward, terminated, truncated, columns, finals = self._native.step(flat)
-        info = _infos(columns)
+        info = _infos(columns) if columns else {}
         if finals is not None:
             final_flat, has_final, final_columns = finals
             has_final = np.frombuffer(has_final, dtype=np.bool_)
