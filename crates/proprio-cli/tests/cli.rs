@@ -464,6 +464,67 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
     assert!(report["mean_model_return"].is_number());
 }
 
+/// A preference reward's `r_ψ` is saved with the checkpoint: evaluation in
+/// training and `proprio eval` pay what it learned. Training labels its first
+/// pairs after 200 frames; three short evaluation episodes never reach that,
+/// so a head that did not load `r_ψ` would pay 0 throughout. Skipped without
+/// a wgpu adapter unless `PROPRIO_REQUIRE_GPU` is set.
+#[test]
+fn a_preference_rewards_model_is_checkpointed_and_evaluated() {
+    let dir = Scratch::new("cli-preference");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    let reward = write(
+        &dir,
+        "reward.toml",
+        &format!(
+            "kind = \"preference\"\nmodel = \"{fixture}\"\nlabeller = \"oracle\"\n\
+             segment = 4\nqueries = 20\nquery_every = 200\n"
+        ),
+    );
+    let run = dir.join("run");
+    let out = proprio(&[
+        "train",
+        "--env",
+        "classic/cartpole-v1",
+        "--reward",
+        &reward,
+        "--total-steps",
+        "256",
+        "--set",
+        "num_envs=4",
+        "--set",
+        "num_steps=32",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("no GPU adapter") && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() {
+        eprintln!("skipped: {stderr}");
+        return;
+    }
+    assert_success(&out);
+    assert!(run.join("checkpoint/reward_net.bpk").is_file());
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
+    let in_training = last["eval_model_return"].as_f64().unwrap();
+    let out = proprio(&[
+        "eval",
+        "--checkpoint",
+        run.to_str().unwrap(),
+        "--episodes",
+        "3",
+        "--json",
+    ]);
+    assert_success(&out);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let model = report["mean_model_return"].as_f64().unwrap();
+    assert!(model != 0.0, "the saved r_ψ pays a reward: {report}");
+    assert!(
+        in_training != 0.0,
+        "evaluation during training pays it too: {last}"
+    );
+}
+
 /// `reward-model fit-clip` refuses what it cannot do in one line: an env
 /// without captions, an existing output directory, a patch that does not
 /// divide the image.

@@ -8,8 +8,9 @@ use proprio::wrappers::{
     ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RunningMeanStd,
 };
 use proprio::{AutoresetMode, Backend, EnvRng, Space, VecEnv, VecOptions};
-use proprio_reward::{MODEL_REWARD, RewardConfig, TASK_REWARD};
+use proprio_reward::{MODEL_REWARD, RewardConfig, SharedHead, TASK_REWARD};
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// Where an env comes from: registry id and config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +28,10 @@ pub struct EnvSource {
     /// A vision-language reward model replacing (or joining) the task's reward.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reward: Option<RewardConfig>,
+    /// A checkpoint folder whose learned reward model (a preference reward's
+    /// `r_ψ`) these envs pay, frozen: how evaluation sees what training learned.
+    #[serde(skip)]
+    pub reward_weights: Option<PathBuf>,
 }
 
 impl EnvSource {
@@ -38,6 +43,7 @@ impl EnvSource {
             backend,
             obs: ObsOptions::default(),
             reward: None,
+            reward_weights: None,
         }
     }
 
@@ -86,9 +92,9 @@ impl Normalization {
     }
 }
 
-/// The training env: episode statistics, action clipping for boxes, and
-/// optionally CleanRL's observation and reward normalisation (clipped to ±10).
-pub enum TrainEnv {
+/// The training env's wrappers: episode statistics, action clipping for boxes,
+/// and optionally CleanRL's observation and reward normalisation (clipped to ±10).
+enum Stack {
     /// No normalisation.
     Raw(Box<dyn VecEnv>),
     /// Rewards normalised with running statistics.
@@ -97,11 +103,19 @@ pub enum TrainEnv {
     Normalized(Box<Normalized>),
 }
 
+/// The envs a learner steps, with their normalisers, and the reward model's
+/// head when it learns (saved with every checkpoint).
+pub struct TrainEnv {
+    stack: Stack,
+    reward: Option<SharedHead>,
+}
+
+/// The env stack of `source`, and its reward model's head if it has one.
 pub(crate) fn base(
     source: &EnvSource,
     num_envs: usize,
     options: VecOptions,
-) -> Result<Box<dyn VecEnv>> {
+) -> Result<(Box<dyn VecEnv>, Option<SharedHead>)> {
     // A model reward renders each step's last state before the env resets, so
     // in same-step mode it resets finished envs itself.
     let inner_options = match source.reward {
@@ -120,19 +134,21 @@ pub(crate) fn base(
     )?;
     // Statistics inside the reward model: `episode.return` stays the task's.
     let mut venv: Box<dyn VecEnv> = Box::new(RecordEpisodeStatistics::new(venv, 100));
+    let mut head = None;
     if let Some(reward) = &source.reward {
         let device = burn::prelude::Device::flex();
-        venv = Box::new(proprio_reward::model_reward(
-            venv,
-            reward,
-            options.autoreset,
-            &device,
-        )?);
+        let wrapper = proprio_reward::model_reward(venv, reward, options.autoreset, &device)?;
+        if let Some(dir) = &source.reward_weights {
+            wrapper.head().load(dir, true)?;
+        }
+        head = Some(wrapper.head());
+        venv = Box::new(wrapper);
     }
-    Ok(match venv.spec().action_space {
+    let venv = match venv.spec().action_space {
         Space::Box { .. } => Box::new(ClipAction::new(venv)?),
         _ => venv,
-    })
+    };
+    Ok((venv, head))
 }
 
 impl TrainEnv {
@@ -150,49 +166,66 @@ impl TrainEnv {
             threads,
             backend: source.backend,
         };
-        let venv = base(source, num_envs, options)?;
-        Ok(match normalization {
-            Normalization::None => Self::Raw(venv),
-            Normalization::Rewards => Self::RewardsNormalized(Box::new(NormalizeReward::new(
+        let (venv, reward) = base(source, num_envs, options)?;
+        let stack = match normalization {
+            Normalization::None => Stack::Raw(venv),
+            Normalization::Rewards => Stack::RewardsNormalized(Box::new(NormalizeReward::new(
                 venv,
                 gamma,
                 Some(NORMALIZED_CLIP),
             ))),
-            Normalization::Both => Self::Normalized(Box::new(NormalizeReward::new(
+            Normalization::Both => Stack::Normalized(Box::new(NormalizeReward::new(
                 NormalizeObservation::new(venv, Some(NORMALIZED_CLIP)),
                 gamma,
                 Some(NORMALIZED_CLIP),
             ))),
-        })
+        };
+        Ok(Self { stack, reward })
+    }
+
+    /// Saves what the reward model learned (a preference reward's `r_ψ`) into a checkpoint folder.
+    pub fn save_reward_model(&self, dir: &Path) -> Result<()> {
+        match &self.reward {
+            Some(head) => Ok(head.save(dir)?),
+            None => Ok(()),
+        }
+    }
+
+    /// Loads what [`TrainEnv::save_reward_model`] saved (on resume); the model keeps learning.
+    pub fn load_reward_model(&self, dir: &Path) -> Result<()> {
+        match &self.reward {
+            Some(head) => Ok(head.load(dir, false)?),
+            None => Ok(()),
+        }
     }
 
     /// The vector env to step.
     pub fn venv(&mut self) -> &mut dyn VecEnv {
-        match self {
-            Self::Raw(v) => v.as_mut(),
-            Self::RewardsNormalized(v) => v.as_mut(),
-            Self::Normalized(v) => v.as_mut(),
+        match &mut self.stack {
+            Stack::Raw(v) => v.as_mut(),
+            Stack::RewardsNormalized(v) => v.as_mut(),
+            Stack::Normalized(v) => v.as_mut(),
         }
     }
 
     /// The vector env, read-only.
     pub fn venv_ref(&self) -> &dyn VecEnv {
-        match self {
-            Self::Raw(v) => v.as_ref(),
-            Self::RewardsNormalized(v) => v.as_ref(),
-            Self::Normalized(v) => v.as_ref(),
+        match &self.stack {
+            Stack::Raw(v) => v.as_ref(),
+            Stack::RewardsNormalized(v) => v.as_ref(),
+            Stack::Normalized(v) => v.as_ref(),
         }
     }
 
     /// The normaliser statistics, if normalising.
     pub fn stats(&self) -> Option<NormalizerStats> {
-        match self {
-            Self::Raw(_) => None,
-            Self::RewardsNormalized(v) => Some(NormalizerStats {
+        match &self.stack {
+            Stack::Raw(_) => None,
+            Stack::RewardsNormalized(v) => Some(NormalizerStats {
                 obs: None,
                 ret: v.stats().clone(),
             }),
-            Self::Normalized(v) => Some(NormalizerStats {
+            Stack::Normalized(v) => Some(NormalizerStats {
                 obs: Some(v.inner().stats().clone()),
                 ret: v.stats().clone(),
             }),
@@ -201,10 +234,10 @@ impl TrainEnv {
 
     /// Restores saved normaliser statistics (on resume).
     pub fn set_stats(&mut self, stats: &NormalizerStats) {
-        match self {
-            Self::Raw(_) => {}
-            Self::RewardsNormalized(v) => v.set_stats(stats.ret.clone()),
-            Self::Normalized(v) => {
+        match &mut self.stack {
+            Stack::Raw(_) => {}
+            Stack::RewardsNormalized(v) => v.set_stats(stats.ret.clone()),
+            Stack::Normalized(v) => {
                 v.set_stats(stats.ret.clone());
                 if let Some(obs) = &stats.obs {
                     v.inner_mut().set_stats(obs.clone());
@@ -293,7 +326,7 @@ pub fn evaluate(
     obs_stats: Option<&RunningMeanStd>,
     act: impl FnMut(&[f32], usize, &mut [f32]) -> Result<()>,
 ) -> Result<Evaluation> {
-    let venv = base(source, episodes.max(1), evaluation_options(source.backend))?;
+    let (venv, _) = base(source, episodes.max(1), evaluation_options(source.backend))?;
     let venv: Box<dyn VecEnv> = match obs_stats {
         Some(stats) => {
             let mut normalized = NormalizeObservation::new(venv, Some(NORMALIZED_CLIP));

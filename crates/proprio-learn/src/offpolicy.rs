@@ -212,6 +212,7 @@ impl<A: Algorithm> OffPolicy<A> {
 
     /// Trains until the schedule's `total_steps`, one env step (and one update) per iteration.
     pub fn train(&mut self, run: &mut Run) -> Result<()> {
+        self.source.reward_weights = Some(run.checkpoint_dir());
         let n = self.schedule.num_envs;
         let mut actions = vec![0.0; n * self.action_dim];
         let (mut log_at, mut eval_at) = (
@@ -234,9 +235,10 @@ impl<A: Algorithm> OffPolicy<A> {
             if done || self.global_step >= log_at {
                 let mut row = self.row(run);
                 if done || self.global_step >= eval_at {
+                    // Saved first: evaluation pays the reward model the checkpoint holds.
+                    self.save(run)?;
                     self.evaluate(self.schedule.eval_episodes)?.record(&mut row);
                     eval_at = next_multiple(self.global_step, self.schedule.eval_every);
-                    self.save(run)?;
                 }
                 run.log(row)?;
                 log_at = next_multiple(self.global_step, LOG_EVERY);
@@ -336,7 +338,8 @@ impl<A: Algorithm> OffPolicy<A> {
                 .progress(self.global_step, self.iteration, run.elapsed(), &self.rng)?;
         run.save_checkpoint(&progress, |dir| {
             self.algorithm.save(dir)?;
-            crate::run::write_json(&dir.join("replay.json"), &self.buffer)
+            crate::run::write_json(&dir.join("replay.json"), &self.buffer)?;
+            self.env.save_reward_model(dir)
         })
     }
 
@@ -348,6 +351,7 @@ impl<A: Algorithm> OffPolicy<A> {
         // The run may now train for longer than the buffer was sized for.
         self.buffer.grow(capacity)?;
         self.next_obs = self.env.restore(&progress)?;
+        self.env.load_reward_model(checkpoint)?;
         self.rng = progress.rng;
         self.global_step = progress.global_step;
         self.iteration = progress.iteration;

@@ -64,7 +64,9 @@ pub struct Policy {
 impl Policy {
     /// Loads the latest checkpoint of the run in `dir` (or `dir/checkpoint`).
     pub fn load(dir: &Path) -> Result<Self> {
-        let (info, progress, checkpoint) = load_run(dir)?;
+        let (mut info, progress, checkpoint) = load_run(dir)?;
+        // Evaluation pays the reward model the checkpoint learned, frozen.
+        info.env.reward_weights = Some(checkpoint.clone());
         let spec = proprio::registry().spec(&info.env.id, &info.env.config)?;
         let obs_space = info.env.observation_space()?;
         let obs_dim = obs_space.flat_dim();

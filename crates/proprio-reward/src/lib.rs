@@ -26,5 +26,5 @@ pub use make::{model_reward, reward_head};
 pub use roboclip::{RoboClip, read_video};
 pub use vlm_rm::VlmRm;
 pub use wrapper::{
-    MODEL_RETURN, MODEL_REWARD, Mix, ModelReward, RewardCost, RewardHead, TASK_REWARD,
+    MODEL_RETURN, MODEL_REWARD, Mix, ModelReward, RewardCost, RewardHead, SharedHead, TASK_REWARD,
 };

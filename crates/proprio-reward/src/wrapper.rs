@@ -7,6 +7,8 @@ use crate::clip::{ClipModel, Embeddings};
 use crate::{Result, RewardError};
 use proprio::render::{Frames, RenderConfig, Renderer, inner_autoreset};
 use proprio::{AutoresetMode, Batch, EnvSpec, Error, Phase, ResetOptions, Scene, State, VecEnv};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 /// Info key: the task's own reward of the step.
@@ -35,6 +37,43 @@ pub trait RewardHead: Send {
 
     /// Forgets what the head kept of env `env`'s episode (it was reset or restored).
     fn restart(&mut self, env: usize);
+
+    /// Writes what the head has learned into the checkpoint folder `dir`
+    /// (nothing, for heads that learn nothing).
+    fn save(&self, _dir: &Path) -> Result<()> {
+        Ok(())
+    }
+
+    /// Reads what [`RewardHead::save`] wrote into `dir`. A `frozen` head
+    /// (evaluation) only pays what it learned and learns no more.
+    fn load(&mut self, _dir: &Path, _frozen: bool) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A reward head shared between its [`ModelReward`] and the learner, which
+/// saves what the head learned with each checkpoint.
+#[derive(Clone)]
+pub struct SharedHead(Arc<Mutex<Box<dyn RewardHead>>>);
+
+impl SharedHead {
+    fn new(head: Box<dyn RewardHead>) -> Self {
+        Self(Arc::new(Mutex::new(head)))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Box<dyn RewardHead>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// See [`RewardHead::save`].
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        self.lock().save(dir)
+    }
+
+    /// See [`RewardHead::load`].
+    pub fn load(&self, dir: &Path, frozen: bool) -> Result<()> {
+        self.lock().load(dir, frozen)
+    }
 }
 
 /// Time spent on the model's reward since the wrapper was made.
@@ -72,7 +111,7 @@ pub struct ModelReward<V> {
     autoreset: AutoresetMode,
     batch: Batch,
     clip: ClipModel,
-    head: Box<dyn RewardHead>,
+    head: SharedHead,
     mix: Mix,
     renderer: Renderer,
     camera: String,
@@ -94,6 +133,11 @@ pub struct ModelReward<V> {
 impl<V: VecEnv> ModelReward<V> {
     /// Wraps `inner` (which must run with [`inner_autoreset`] of `autoreset`),
     /// looking through `camera` at the model's input size.
+    /// The head, shared: the learner saves what it learned with each checkpoint.
+    pub fn head(&self) -> SharedHead {
+        self.head.clone()
+    }
+
     pub fn new(
         inner: V,
         clip: ClipModel,
@@ -124,7 +168,7 @@ impl<V: VecEnv> ModelReward<V> {
             autoreset,
             batch,
             clip,
-            head,
+            head: SharedHead::new(head),
             mix,
             renderer,
             camera: camera.into(),
@@ -205,6 +249,7 @@ impl<V: VecEnv> ModelReward<V> {
             task: &self.task,
         };
         self.head
+            .lock()
             .rewards(&step, &mut self.scores)
             .map_err(|e| Error::Backend(e.to_string()))?;
         self.cost.batches += 1;
@@ -227,7 +272,7 @@ impl<V: VecEnv> ModelReward<V> {
             if self.done[k] {
                 info.set(MODEL_RETURN, self.model_return[i]);
                 self.model_return[i] = 0.0;
-                self.head.restart(i);
+                self.head.lock().restart(i);
             }
         }
         Ok(())
@@ -267,7 +312,7 @@ impl<V: VecEnv> ModelReward<V> {
         for i in (0..self.model_return.len()).filter(|&i| which(i)) {
             self.model_return[i] = 0.0;
             self.resetting[i] = false;
-            self.head.restart(i);
+            self.head.lock().restart(i);
         }
     }
 

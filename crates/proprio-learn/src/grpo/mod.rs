@@ -42,7 +42,9 @@ pub fn registry_envs(source: &EnvSource) -> EnvFactory {
     let source = source.clone();
     Arc::new(move |n, options| {
         let backend = source.backend;
-        base(&source, n, VecOptions { backend, ..options })
+        // GRPO's groups restart from snapshots; a learning reward model's
+        // head is not checkpointed here (the actor-critic learners save it).
+        base(&source, n, VecOptions { backend, ..options }).map(|(venv, _)| venv)
     })
 }
 

@@ -105,6 +105,7 @@ impl Ppo {
             .load(&optimizer)
             .map_err(checkpoint_error(&optimizer))?;
         self.next_obs = self.env.restore(&progress)?;
+        self.env.load_reward_model(checkpoint)?;
         self.next_done.fill(0.0);
         self.rng = progress.rng;
         self.global_step = progress.global_step;
@@ -119,6 +120,7 @@ impl Ppo {
 
     /// Trains until `cfg.total_steps`, logging every rollout and checkpointing after every evaluation.
     pub fn train(&mut self, run: &mut Run) -> Result<()> {
+        self.source.reward_weights = Some(run.checkpoint_dir());
         let iterations = self.cfg.total_steps.div_ceil(self.cfg.batch_size() as u64);
         let mut next_eval = next_multiple(self.global_step, self.cfg.eval_every);
         while self.iteration < iterations {
@@ -146,9 +148,10 @@ impl Ppo {
             let mut row = self.row(run, &rollout, &stats, lr, explained);
             let last = self.iteration == iterations;
             if last || self.global_step >= next_eval {
+                // Saved first: evaluation pays the reward model the checkpoint holds.
+                self.save(run)?;
                 self.evaluate(self.cfg.eval_episodes)?.record(&mut row);
                 next_eval = next_multiple(self.global_step, self.cfg.eval_every);
-                self.save(run)?;
             }
             run.log(row)?;
         }
@@ -339,7 +342,8 @@ impl Ppo {
             let optimizer = dir.join("optimizer.bpk");
             self.optim
                 .save(&optimizer)
-                .map_err(checkpoint_error(&optimizer))
+                .map_err(checkpoint_error(&optimizer))?;
+            self.env.save_reward_model(dir)
         })
     }
 }

@@ -10,7 +10,7 @@
 
 mod online;
 
-pub use online::{Labeller, PreferenceHead, Schedule};
+pub use online::{Labeller, PreferenceHead, REWARD_NET_FILE, Schedule};
 
 use crate::{Result, RewardError};
 use burn::nn::{Linear, LinearConfig};
@@ -208,6 +208,33 @@ impl PreferenceModel {
         let labels: Vec<f32> = which.iter().map(|&i| pairs[i].label).collect();
         let labels = Tensor::from_data(TensorData::new(labels, [p]), &self.device);
         bradley_terry_loss(r0, r1, labels)
+    }
+
+    /// Writes `r_ψ`'s weights to `path`.
+    pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        self.net
+            .clone()
+            .save_file(path)
+            .map_err(|e| RewardError::io(path, e))
+    }
+
+    /// Reads `r_ψ`'s weights from `path` (written by [`PreferenceModel::save`])
+    /// into memory: checkpoint folders are rotated away while the model runs.
+    pub fn load(&mut self, path: &std::path::Path) -> Result<()> {
+        let checkpoint = |e: burn::store::RecordError| RewardError::Checkpoint {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let bytes = std::fs::read(path).map_err(|e| RewardError::io(path, e))?;
+        let record =
+            burn::store::ModuleRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes))
+                .map_err(checkpoint)?;
+        self.net = self
+            .net
+            .clone()
+            .try_load_record(record)
+            .map_err(checkpoint)?;
+        Ok(())
     }
 
     /// `r_ψ` of each row of `features` `[n × dim]`.

@@ -9,6 +9,7 @@ use crate::wrapper::{RewardHead, StepFrames};
 use crate::{Result, RewardError};
 use proprio::rand::RngExt;
 use std::collections::VecDeque;
+use std::path::Path;
 
 /// Who says which of two segments is better.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,8 +67,13 @@ pub struct PreferenceHead {
     labels: Vec<Pair>,
     scored: u64,
     fitted: bool,
+    /// Evaluation: pay what `r_ψ` learned, collect and ask nothing.
+    frozen: bool,
     rng: proprio::EnvRng,
 }
+
+/// The file a preference head's `r_ψ` is saved to in a checkpoint folder.
+pub const REWARD_NET_FILE: &str = "reward_net.bpk";
 
 impl PreferenceHead {
     /// A head for `num_envs` envs whose frames embed to `dim` values.
@@ -107,8 +113,19 @@ impl PreferenceHead {
             labels: Vec::new(),
             scored: 0,
             fitted: false,
+            frozen: false,
             rng,
         })
+    }
+
+    /// `r_ψ` of each frame's features into `out`; 0 until the first fit.
+    fn pay(&self, features: &[f32], out: &mut [f32]) -> Result<()> {
+        if self.fitted {
+            out.copy_from_slice(&self.model.rewards(features)?);
+        } else {
+            out.fill(0.0);
+        }
+        Ok(())
     }
 
     /// Pairs labelled so far.
@@ -142,6 +159,9 @@ impl PreferenceHead {
 impl RewardHead for PreferenceHead {
     fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
         let rows = step.embeddings;
+        if self.frozen {
+            return self.pay(&rows.values, out);
+        }
         for (k, &i) in step.envs.iter().enumerate() {
             let (features, ret) = &mut self.open[i];
             features.extend_from_slice(rows.row(k));
@@ -165,19 +185,33 @@ impl RewardHead for PreferenceHead {
         if self.scored / self.schedule.query_every > before && self.pool.len() >= 2 {
             self.query()?;
         }
-        if self.fitted {
-            let scores = self.model.rewards(&rows.values)?;
-            out.copy_from_slice(&scores);
-        } else {
-            out.fill(0.0);
-        }
-        Ok(())
+        self.pay(&rows.values, out)
     }
 
     fn restart(&mut self, env: usize) {
         let (features, ret) = &mut self.open[env];
         features.clear();
         *ret = 0.0;
+    }
+
+    /// Saves `r_ψ` once it has been fitted. The labelled pairs and the
+    /// segment pool are not saved: a resumed run pays the saved `r_ψ` and
+    /// labels afresh from there.
+    fn save(&self, dir: &Path) -> Result<()> {
+        if self.fitted {
+            self.model.save(&dir.join(REWARD_NET_FILE))?;
+        }
+        Ok(())
+    }
+
+    fn load(&mut self, dir: &Path, frozen: bool) -> Result<()> {
+        let path = dir.join(REWARD_NET_FILE);
+        if path.exists() {
+            self.model.load(&path)?;
+            self.fitted = true;
+        }
+        self.frozen = frozen;
+        Ok(())
     }
 }
 
@@ -201,7 +235,8 @@ mod tests {
             query_every: 400,
             pool: 200,
         };
-        let mut head = PreferenceHead::new(2, 2, config, schedule, Labeller::Oracle).unwrap();
+        let mut head =
+            PreferenceHead::new(2, 2, config.clone(), schedule.clone(), Labeller::Oracle).unwrap();
         let mut rng = proprio::episode_rng(3, 0, 0);
         let mut out = [0.0; 2];
         for t in 0..200 {
@@ -240,5 +275,20 @@ mod tests {
             out[0] > out[1] + 0.5,
             "r_ψ pays for the task's reward: {out:?}"
         );
+
+        // Saved with a checkpoint and loaded frozen (evaluation), a fresh head
+        // pays the same and labels nothing more.
+        let dir = std::env::temp_dir().join(format!("proprio-pref-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        head.save(&dir).unwrap();
+        let mut frozen = PreferenceHead::new(2, 2, config, schedule, Labeller::Oracle).unwrap();
+        frozen.load(&dir, true).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let mut again = [0.0; 2];
+        for _ in 0..1000 {
+            frozen.rewards(&step, &mut again).unwrap();
+        }
+        assert_eq!(again, out);
+        assert_eq!(frozen.labels(), 0);
     }
 }
