@@ -16,11 +16,14 @@ pub use pendulum::Pendulum;
 
 use proprio_core::Registry;
 
-/// Registers `classic/cartpole-v1` (with its captions) and `classic/pendulum-v1`.
+/// Registers `classic/cartpole-v1` and `classic/pendulum-v1`, with their captions.
 pub fn register(registry: &mut Registry) {
     registry.register_task::<CartPole>(cartpole::ENTRY);
     registry.register_task::<Pendulum>(pendulum::ENTRY);
     registry
         .register_caption(cartpole::ENTRY.id, cartpole::caption)
         .expect("cartpole was registered on the line above");
+    registry
+        .register_caption(pendulum::ENTRY.id, pendulum::caption)
+        .expect("pendulum was registered on the line above");
 }

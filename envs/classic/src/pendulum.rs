@@ -120,3 +120,41 @@ impl Task for Pendulum {
         scene.step_seconds = Some(DT as f32);
     }
 }
+
+/// A caption of a pendulum observation `[cos θ, sin θ, θ̇]` (θ = 0 upright):
+/// where the rod points, in the words an in-domain CLIP is trained on
+/// (`proprio reward-model fit-clip`). Positive angles put the tip towards
+/// −x, which the default camera shows on the left.
+pub fn caption(obs: &[f32]) -> Option<String> {
+    let &[cos, sin, _] = obs else {
+        return None;
+    };
+    let degrees = sin.atan2(cos).to_degrees();
+    let side = if degrees > 0.0 { "left" } else { "right" };
+    Some(match degrees.abs() {
+        d if d < 20.0 => "a pendulum pointing straight up".to_string(),
+        d if d < 70.0 => format!("a pendulum leaning up to the {side}"),
+        d if d < 110.0 => format!("a pendulum sticking out sideways to the {side}"),
+        d if d < 160.0 => format!("a pendulum hanging down to the {side}"),
+        _ => "a pendulum hanging straight down".to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::caption;
+
+    #[test]
+    fn captions_name_where_the_rod_points() {
+        let at = |degrees: f32| {
+            let t = degrees.to_radians();
+            caption(&[t.cos(), t.sin(), 0.0]).unwrap()
+        };
+        assert_eq!(at(5.0), "a pendulum pointing straight up");
+        assert_eq!(at(45.0), "a pendulum leaning up to the left");
+        assert_eq!(at(-90.0), "a pendulum sticking out sideways to the right");
+        assert_eq!(at(135.0), "a pendulum hanging down to the left");
+        assert_eq!(at(180.0), "a pendulum hanging straight down");
+        assert_eq!(caption(&[1.0, 0.0]), None);
+    }
+}
