@@ -397,6 +397,49 @@ fn embed_prints_clip_embeddings_and_refuses_bad_inputs() {
     );
 }
 
+/// Trains cart-pole briefly on the reward `reward` (a TOML file) into `run`;
+/// false when skipped for want of a wgpu adapter (unless `PROPRIO_REQUIRE_GPU`).
+fn train_on_reward(reward: &str, run: &std::path::Path) -> bool {
+    let out = proprio(&[
+        "train",
+        "--env",
+        "classic/cartpole-v1",
+        "--reward",
+        reward,
+        "--total-steps",
+        "256",
+        "--set",
+        "num_envs=4",
+        "--set",
+        "num_steps=32",
+        "--set",
+        "eval_episodes=3",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("no GPU adapter") && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() {
+        eprintln!("skipped: {stderr}");
+        return false;
+    }
+    assert_success(&out);
+    true
+}
+
+/// `proprio eval --checkpoint RUN --episodes 3 --json`, parsed.
+fn eval_json(run: &std::path::Path) -> Value {
+    let out = proprio(&[
+        "eval",
+        "--checkpoint",
+        run.to_str().unwrap(),
+        "--episodes",
+        "3",
+        "--json",
+    ]);
+    assert_success(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// `train --reward` with the tiny CLIP: the run trains on the model's reward,
 /// and `eval` reports the task's return and the model's under its own key;
 /// a bad reward config is one line. Skipped without a wgpu adapter unless
@@ -416,37 +459,10 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
         &format!("kind = \"vlm-rm\"\nmodel = \"{fixture}\"\ngoal = \"a pole upright\"\n"),
     );
     let run = dir.join("run");
-    let out = proprio(&[
-        "train",
-        "--env",
-        "classic/cartpole-v1",
-        "--reward",
-        &reward,
-        "--total-steps",
-        "256",
-        "--set",
-        "num_envs=4",
-        "--set",
-        "num_steps=32",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("no GPU adapter") && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() {
-        eprintln!("skipped: {stderr}");
+    if !train_on_reward(&reward, &run) {
         return;
     }
-    assert_success(&out);
-    let out = proprio(&[
-        "eval",
-        "--checkpoint",
-        run.to_str().unwrap(),
-        "--episodes",
-        "3",
-        "--json",
-    ]);
-    assert_success(&out);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = eval_json(&run);
     let returns = report["returns"].as_array().unwrap();
     let model = report["model_returns"].as_array().unwrap();
     assert_eq!((returns.len(), model.len()), (3, 3));
@@ -482,41 +498,14 @@ fn a_preference_rewards_model_is_checkpointed_and_evaluated() {
         ),
     );
     let run = dir.join("run");
-    let out = proprio(&[
-        "train",
-        "--env",
-        "classic/cartpole-v1",
-        "--reward",
-        &reward,
-        "--total-steps",
-        "256",
-        "--set",
-        "num_envs=4",
-        "--set",
-        "num_steps=32",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("no GPU adapter") && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() {
-        eprintln!("skipped: {stderr}");
+    if !train_on_reward(&reward, &run) {
         return;
     }
-    assert_success(&out);
     assert!(run.join("checkpoint/reward_net.bpk").is_file());
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
     let last: Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
     let in_training = last["eval_model_return"].as_f64().unwrap();
-    let out = proprio(&[
-        "eval",
-        "--checkpoint",
-        run.to_str().unwrap(),
-        "--episodes",
-        "3",
-        "--json",
-    ]);
-    assert_success(&out);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = eval_json(&run);
     let model = report["mean_model_return"].as_f64().unwrap();
     assert!(model != 0.0, "the saved r_ψ pays a reward: {report}");
     assert!(
