@@ -527,7 +527,7 @@ fn fit_clip_refuses_bad_requests_in_one_line() {
             "reward-model",
             "fit-clip",
             "--env",
-            "classic/pendulum-v1",
+            "drones/hover-v0",
             "--out",
             out,
         ]),
