@@ -92,3 +92,12 @@ def test_structured_spaces_decode():
     obs, _ = envs.reset(seed=0)
     assert envs.single_observation_space.contains(obs[0])
     assert obs.dtype == np.int64
+
+
+def test_frame_stack_of_states():
+    envs = proprio.make_vec("classic/cartpole-v1", 2, frame_stack=3)
+    assert len(envs.single_observation_space) == 3  # a Tuple of the 3 latest, oldest first
+    obs, _ = envs.reset(seed=0)
+    assert envs.observation_space.contains(obs)
+    first = proprio.make_vec("classic/cartpole-v1", 2).reset(seed=0)[0]
+    np.testing.assert_array_equal(obs[-1], first)

@@ -78,5 +78,7 @@ def test_bad_construction():
         proprio.make_vec("classic/cartpole-v1", 2, backend="tpu")
     with pytest.raises(ValueError, match="only apply with obs"):
         proprio.make_vec("classic/cartpole-v1", 2, image_size=32)
+    with pytest.raises(ValueError, match="unknown observation mode 'infrared'"):
+        proprio.make_vec("classic/cartpole-v1", 2, obs="infrared")
     with pytest.raises(ValueError, match="invalid state"):
         proprio.make_vec("classic/cartpole-v1", 2).restore({"state": "nonsense"}, [0])

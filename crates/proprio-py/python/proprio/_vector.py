@@ -55,10 +55,12 @@ def _infos(columns: dict) -> dict:
 def _observation_options(obs, image_size, camera, frame_stack) -> str | None:
     extra = {"image_size": image_size, "camera": camera, "frame_stack": frame_stack}
     if obs is None:
-        given = [k for k, v in extra.items() if v is not None]
+        given = [k for k in ("image_size", "camera") if extra[k] is not None]
         if given:
             raise ValueError(f"{', '.join(given)} only apply with obs='rgb', 'depth' or 'rgb+state'")
-        return None
+        if frame_stack is None:
+            return None
+        obs = "state"
     options = {"mode": obs, "image_size": 64, "camera": "default", "frame_stack": 1}
     options.update({k: v for k, v in extra.items() if v is not None})
     return json.dumps(options)
