@@ -267,21 +267,10 @@ impl NativeEnv {
     }
 }
 
-/// Every registered id with its one-line description and default time limit.
+/// Every registered id, e.g. `classic/cartpole-v1`.
 #[pyfunction]
-fn registered() -> PyResult<Vec<(String, String, Option<u64>)>> {
-    let registry = proprio::registry();
-    registry
-        .ids()
-        .map(|id| {
-            let (entry, _) = registry.entry(id).map_err(py_err)?;
-            Ok((
-                id.to_owned(),
-                entry.description.to_owned(),
-                entry.max_episode_steps,
-            ))
-        })
-        .collect()
+fn env_ids() -> Vec<&'static str> {
+    proprio::registry().ids().collect()
 }
 
 fn py_value_error(message: String) -> PyErr {
@@ -296,7 +285,7 @@ fn json_error(e: serde_json::Error) -> PyErr {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeVecEnv>()?;
     m.add_class::<NativeEnv>()?;
-    m.add_function(wrap_pyfunction!(registered, m)?)?;
+    m.add_function(wrap_pyfunction!(env_ids, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from gymnasium.vector import AutoresetMode
 
-from ._native import __version__, registered
+from ._native import __version__, env_ids
 from ._env import Env
 from ._vector import VectorEnv
 from ._registration import gym_id, proprio_id, register_envs
@@ -31,11 +31,6 @@ __all__ = [
     "make_vec",
     "proprio_id",
 ]
-
-
-def env_ids() -> list[str]:
-    """Every registered Proprio id, e.g. ``classic/cartpole-v1``."""
-    return [id for id, _, _ in registered()]
 
 
 def make(id: str, config: dict | None = None) -> Env:

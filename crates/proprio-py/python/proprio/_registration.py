@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gymnasium
 
-from ._native import registered
+from ._native import env_ids
 
 PREFIX = "proprio-"
 
@@ -45,7 +45,7 @@ def _make_vec(proprio_id: str):
 
 def register_envs() -> None:
     """Registers every Proprio env with Gymnasium (done on ``import proprio``)."""
-    for id, _, _ in registered():
+    for id in env_ids():
         name = gym_id(id)
         if name in gymnasium.registry:
             continue

@@ -45,7 +45,7 @@ class ProprioVecEnv(VecEnv):
 
     def seed(self, seed: int | None = None) -> Sequence[None | int]:
         self._next_seed = seed
-        return [None if seed is None else seed for _ in range(self.num_envs)]
+        return [seed] * self.num_envs
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions
