@@ -338,3 +338,37 @@ fn a_run_directory_is_never_overwritten() {
         "{err}"
     );
 }
+
+#[test]
+fn the_exploration_noise_schedule_caps_the_policy_std() {
+    let dir = Scratch::new("learn-noise-schedule");
+    // Four rollouts; log σ is capped at −1, −2, −3, −4 after each, from 0.
+    let overrides = json!({"num_steps": 64, "num_minibatches": 2, "update_epochs": 1, "total_steps": 256, "eval_every": 0, "eval_episodes": 1, "hidden": [8], "log_std_final": -4.0});
+    let run = train(request(
+        Algo::Ppo,
+        "classic/pendulum-v1",
+        overrides,
+        dir.join("ppo"),
+    ))
+    .unwrap();
+    // A 1-D Gaussian's entropy is log σ + ½ + ½ ln 2π; each update sees the previous cap.
+    let half_ln_two_pi_e = 0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln();
+    let rows = rows(&run);
+    assert_eq!(rows.len(), 4);
+    for (k, row) in rows.iter().enumerate() {
+        let log_std = row["entropy"].as_f64().unwrap() - half_ln_two_pi_e;
+        assert!(
+            (log_std + k as f64).abs() < 0.05,
+            "rollout {k}: log σ {log_std}, cap {}",
+            -(k as f64)
+        );
+    }
+    let widening = json!({"total_steps": 256, "log_std_final": 1.0});
+    let refused = train(request(
+        Algo::Ppo,
+        "classic/pendulum-v1",
+        widening,
+        dir.join("bad"),
+    ));
+    assert!(refused.is_err_and(|e| e.to_string().contains("log_std_final")));
+}

@@ -206,6 +206,15 @@ impl ActorCritic {
     pub fn log_std(&self) -> Option<Tensor<2>> {
         self.log_std.as_ref().map(Param::val)
     }
+
+    /// The same agent with its log-std held at or below `cap` (a projection
+    /// after the optimiser step; Adam's state for it is kept).
+    pub fn cap_log_std(mut self, cap: f32) -> Self {
+        self.log_std = self
+            .log_std
+            .map(|p| p.map(|t| t.clamp_max(cap).detach().require_grad()));
+        self
+    }
 }
 
 /// The actor's mask over the features of an observation laid out as `layout`

@@ -75,6 +75,12 @@ pub struct PpoConfig {
     /// learner narrows them from there.
     #[serde(default)]
     pub log_std_init: f32,
+    /// Exploration-noise schedule: log σ is capped at a bound that falls
+    /// linearly from `log_std_init` to this over training (Learning to Fly's
+    /// decaying exploration noise), so late rollouts are nearly as steady as
+    /// the deterministic policy that is evaluated; none: σ is learned freely.
+    #[serde(default)]
+    pub log_std_final: Option<f32>,
     /// Adam epsilon (CleanRL: 1e-5).
     pub adam_eps: f32,
     /// Evaluate the deterministic policy every this many env steps (0: only at the end).
@@ -111,6 +117,7 @@ impl PpoConfig {
             aux_coef: 0.0,
             squash_mean: false,
             log_std_init: 0.0,
+            log_std_final: None,
             adam_eps: 1e-5,
             eval_every: 10_000,
             eval_episodes: 10,
@@ -142,6 +149,13 @@ impl PpoConfig {
             squash_mean: self.squash_mean,
             log_std_init: self.log_std_init,
         }
+    }
+
+    /// The cap on log σ after `done` of `total` iterations, if the noise is scheduled.
+    pub fn log_std_cap(&self, done: u64, total: u64) -> Option<f32> {
+        let end = self.log_std_final?;
+        let frac = (done as f32 / total.max(1) as f32).min(1.0);
+        Some(self.log_std_init + frac * (end - self.log_std_init))
     }
 
     /// Transitions per rollout.
@@ -182,6 +196,14 @@ impl PpoConfig {
         if !self.log_std_init.is_finite() {
             return Err(format!(
                 "log_std_init must be a finite number, not {}",
+                self.log_std_init
+            ));
+        }
+        if let Some(end) = self.log_std_final
+            && !(end.is_finite() && end <= self.log_std_init)
+        {
+            return Err(format!(
+                "log_std_final must be a finite number ≤ log_std_init ({}), not {end}",
                 self.log_std_init
             ));
         }

@@ -142,8 +142,11 @@ impl Ppo {
                 &mut self.rng,
                 &self.device,
             )?;
-            self.agent = agent;
             self.iteration += 1;
+            self.agent = match self.cfg.log_std_cap(self.iteration, iterations) {
+                Some(cap) => agent.cap_log_std(cap),
+                None => agent,
+            };
 
             let mut row = self.row(run, &rollout, &stats, lr, explained);
             let last = self.iteration == iterations;
