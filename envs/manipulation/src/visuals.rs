@@ -125,7 +125,28 @@ pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, sce
         half_extent: 0.9,
     };
     scene.cameras.extend(WORKSPACE_CAMERAS);
+    let tcp = p.tcp(parts).0;
+    scene
+        .cameras
+        .extend(HAND_CAMERAS.map(|(name, offset)| SceneCamera {
+            name,
+            eye: (tcp + Vec3::from(offset)).to_array(),
+            target: tcp.to_array(),
+            fov_y_degrees: HAND_FOV_DEGREES,
+        }));
 }
+
+/// Two views that travel with the tool centre point, as a camera on the
+/// wrist would, but level: `hand` from in front of the robot, `hand-side`
+/// from −y. The TCP stays at the centre, so whatever the gripper is near
+/// fills the image: at 64 px a 5 cm goal ball 10 cm from the fingers spans
+/// ~8 px, where the workspace views give it ~3.
+const HAND_CAMERAS: [(&str, [f32; 3]); 2] = [
+    ("hand", [0.25, 0.0, 0.12]),
+    ("hand-side", [0.0, -0.25, 0.12]),
+];
+/// Vertical field of view of the hand cameras: ±0.2 m around the TCP at its distance.
+const HAND_FOV_DEGREES: f32 = 75.0;
 
 /// Centre of the volume the tasks happen in (goals, cubes, the TCP's reach), m.
 const WORKSPACE: [f32; 3] = [-0.15, 0.0, 0.3];

@@ -305,3 +305,40 @@ fn without_the_goal_in_the_state_the_rest_of_the_observation_is_unchanged() {
         .map(|e| e.to_string());
     assert!(error.is_some_and(|e| e.contains("goal_in_state must be true")));
 }
+
+#[test]
+fn the_hand_cameras_follow_the_tool_centre_point() {
+    let mut v = venv("manipulation/reach-v0", 2, 1, AutoresetMode::NextStep);
+    v.reset(Some(4), None).unwrap();
+    let mut scene = proprio_core::Scene::default();
+    let (mut eyes, mut tcps) = (Vec::new(), Vec::new());
+    for t in 0..3 {
+        for env in 0..2 {
+            v.scene(env, &mut scene).unwrap();
+            let tcp = &v.batch().obs(env)[18..21];
+            tcps.push(Vec3::from_slice(tcp));
+            for name in ["hand", "hand-side"] {
+                let camera = scene.cameras.iter().find(|c| c.name == name).unwrap();
+                let target = Vec3::from(camera.target);
+                assert!(
+                    (target - Vec3::from_slice(tcp)).length() < 1e-5,
+                    "{name} looks at {target}, the TCP is at {tcp:?}"
+                );
+                eyes.push(Vec3::from(camera.eye) - target);
+            }
+        }
+        let a = actions(v.as_ref(), t);
+        v.step(&a).unwrap();
+    }
+    assert!(
+        (tcps[0] - tcps[4]).length() > 0.01,
+        "the TCP moved: {tcps:?}"
+    );
+    // A fixed world offset per camera: the view does not turn with the hand.
+    let same = |a: Vec3, b: Vec3| (a - b).length() < 1e-5;
+    assert!(
+        eyes.chunks(2)
+            .all(|p| same(p[0], eyes[0]) && same(p[1], eyes[1]))
+    );
+    assert!(!same(eyes[0], eyes[1]), "two different views");
+}
