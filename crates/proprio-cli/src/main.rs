@@ -67,7 +67,7 @@ enum Command {
     Embed(embed::EmbedArgs),
     /// Measure CLIP image embeddings per second (a random ViT-B/32 without --model).
     BenchEmbed(embed::BenchEmbedArgs),
-    /// Train reward models (an in-domain CLIP: `fit-clip`).
+    /// Train reward models (an in-domain CLIP: `fit-clip`) and label preference pairs (`label`).
     #[command(subcommand)]
     RewardModel(reward_model::RewardModelCommand),
     /// Open an env in the interactive viewer (or render it headless with --screenshot).
@@ -95,7 +95,10 @@ fn main() -> ExitCode {
         heap::keep_freed_memory();
     }
     #[cfg(feature = "viewer")]
-    let viewer = matches!(cli.command, Command::View(_));
+    let viewer = matches!(
+        cli.command,
+        Command::View(_) | Command::RewardModel(reward_model::RewardModelCommand::Label(_))
+    );
     let result = match cli.command {
         Command::List(args) => catalog::list(&args),
         Command::Info(args) => catalog::info(&args),

@@ -1,5 +1,6 @@
 //! `proprio reward-model fit-clip`: an in-domain CLIP trained on an env's own
-//! frames and captions, saved where `--reward` configs can point.
+//! frames and captions, saved where `--reward` configs can point; and
+//! `proprio reward-model label`: a person answers a preference run's pairs.
 
 use crate::{CliResult, Failure, input};
 use clap::{Args, Subcommand};
@@ -14,6 +15,20 @@ pub enum RewardModelCommand {
     /// Train a small CLIP contrastively on an env's rendered frames and the
     /// captions of their states; saved in the Hugging Face layout.
     FitClip(FitClipArgs),
+    /// Label preference pairs in a window: a run with `labeller = "human"`
+    /// waits for each round's answers in its `label_dir`.
+    #[cfg(feature = "viewer")]
+    Label(LabelArgs),
+}
+
+#[cfg(feature = "viewer")]
+#[derive(Args)]
+pub struct LabelArgs {
+    /// The run's label folder (`label_dir` in its reward config).
+    dir: PathBuf,
+    /// Stop after answering this many rounds (default: until the window closes).
+    #[arg(long)]
+    rounds: Option<usize>,
 }
 
 #[derive(Args)]
@@ -53,7 +68,14 @@ pub struct FitClipArgs {
 }
 
 pub fn run(command: &RewardModelCommand) -> CliResult {
-    let RewardModelCommand::FitClip(args) = command;
+    match command {
+        RewardModelCommand::FitClip(args) => fit_clip(args),
+        #[cfg(feature = "viewer")]
+        RewardModelCommand::Label(args) => label(args),
+    }
+}
+
+fn fit_clip(args: &FitClipArgs) -> CliResult {
     let fail = |e: proprio_reward::RewardError| Failure(e.to_string());
     if args.out.exists() {
         return Err(Failure(format!(
@@ -110,5 +132,55 @@ pub fn run(command: &RewardModelCommand) -> CliResult {
     });
     save(&model, &cfg, &args.out, summary.clone()).map_err(fail)?;
     println!("{summary}");
+    Ok(())
+}
+
+/// A label folder as the viewer sees it: the oldest unanswered round.
+#[cfg(feature = "viewer")]
+struct Folder {
+    dir: PathBuf,
+    open: Option<proprio_reward::preference::human::OpenRound>,
+}
+
+#[cfg(feature = "viewer")]
+impl proprio_viewer::LabelDesk for Folder {
+    fn open_round(&mut self) -> Result<Option<proprio_viewer::OpenPairs>, String> {
+        use proprio_reward::preference::human::OpenRound;
+        self.open = OpenRound::oldest(&self.dir).map_err(|e| e.to_string())?;
+        Ok(self.open.as_ref().map(|r| proprio_viewer::OpenPairs {
+            pairs: r.pairs.len(),
+            goal: r.goal.clone(),
+        }))
+    }
+
+    fn pair(&mut self, k: usize) -> Result<Vec<image::RgbImage>, String> {
+        let round = self.open.as_ref().ok_or("no round is open")?;
+        round.frames(k).map_err(|e| e.to_string())
+    }
+
+    fn answer(&mut self, labels: &[f32]) -> Result<(), String> {
+        let round = self.open.take().ok_or("no round is open")?;
+        round.answer(labels).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(feature = "viewer")]
+fn label(args: &LabelArgs) -> CliResult {
+    if !args.dir.is_dir() {
+        return Err(Failure(format!(
+            "{} is not a folder; give the label_dir of a run with labeller = \"human\"",
+            args.dir.display()
+        )));
+    }
+    let desk = Folder {
+        dir: args.dir.clone(),
+        open: None,
+    };
+    let report =
+        proprio_viewer::label(Box::new(desk), args.rounds).map_err(|e| Failure(e.to_string()))?;
+    println!(
+        "{}",
+        json!({"rounds": report.rounds, "labels": report.labels})
+    );
     Ok(())
 }

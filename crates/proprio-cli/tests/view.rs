@@ -4,12 +4,15 @@
 //! works under Xvfb, and a missing display or adapter is one clear line.
 #![cfg(feature = "viewer")]
 
+#[path = "../../../tests/support/display.rs"]
+mod display;
 #[path = "../../../tests/support/scratch.rs"]
 mod scratch;
+use display::display;
 use scratch::Scratch;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 
 /// Runs `proprio`; Mesa wants a runtime dir, which headless machines lack.
 fn proprio(args: &[&str], envs: &[(&str, &str)]) -> Output {
@@ -185,57 +188,6 @@ fn a_trained_cartpole_keeps_its_pole_up_in_the_viewer() {
         .and_then(|r| r.parse().ok())
         .unwrap();
     assert!(ret >= 475.0, "the policy dropped the pole: {first}");
-}
-
-/// A local X server: the machine's own display, or an Xvfb started for the test.
-struct Display {
-    name: String,
-    _server: Option<Child>,
-}
-
-fn display() -> Option<Display> {
-    if let Ok(name) = std::env::var("DISPLAY")
-        && !name.is_empty()
-    {
-        return Some(Display {
-            name,
-            _server: None,
-        });
-    }
-    let number = 90 + std::process::id() % 100;
-    let name = format!(":{number}");
-    let server = Command::new("Xvfb")
-        .args([
-            name.as_str(),
-            "-screen",
-            "0",
-            "1024x768x24",
-            "-nolisten",
-            "tcp",
-        ])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .ok()?;
-    let socket = format!("/tmp/.X11-unix/X{number}");
-    for _ in 0..100 {
-        if Path::new(&socket).exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    Some(Display {
-        name,
-        _server: Some(server),
-    })
-}
-
-impl Drop for Display {
-    fn drop(&mut self) {
-        if let Some(server) = &mut self._server {
-            let _ = server.kill();
-            let _ = server.wait();
-        }
-    }
 }
 
 #[test]

@@ -27,6 +27,10 @@ pub enum LabellerKind {
     Clip,
     /// The task's true return (an ablation with perfect labels).
     Oracle,
+    /// A person: each round's pairs are written to `label_dir` as
+    /// side-by-side clips, training waits, and `proprio reward-model label`
+    /// shows them and writes the answers.
+    Human,
 }
 
 /// How RoboCLIP pools an episode's frame embeddings into one.
@@ -82,6 +86,10 @@ pub struct RewardConfig {
     /// Who labels pairs (`preference`).
     #[serde(default)]
     pub labeller: Option<LabellerKind>,
+    /// Where a human labeller's questions and answers are exchanged
+    /// (`labeller = "human"`): a folder both the run and the person's viewer reach.
+    #[serde(default)]
+    pub label_dir: Option<PathBuf>,
     /// Frames per segment (`preference`; PEBBLE: 50, shorter for short episodes).
     #[serde(default = "segment")]
     pub segment: usize,
@@ -135,6 +143,7 @@ impl RewardConfig {
             camera: default_camera(),
             offset: 0.0,
             labeller: None,
+            label_dir: None,
             segment: segment(),
             queries: queries(),
             query_every: query_every(),
@@ -154,7 +163,8 @@ impl RewardConfig {
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
         let base = std::fs::canonicalize(parent.unwrap_or(Path::new(".")))
             .map_err(|e| RewardError::io(path, e))?;
-        for p in [&mut config.model, &mut config.demo].into_iter().flatten() {
+        let paths = [&mut config.model, &mut config.demo, &mut config.label_dir];
+        for p in paths.into_iter().flatten() {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
@@ -187,6 +197,9 @@ impl RewardConfig {
             return Err("camera must name cameras (e.g. \"default\" or \"front,side\")".into());
         }
         let blank = |s: &Option<String>| s.as_deref().is_none_or(|s| s.trim().is_empty());
+        if self.label_dir.is_some() && self.labeller != Some(LabellerKind::Human) {
+            return Err("label_dir is for labeller = \"human\"".into());
+        }
         match self.kind {
             RewardKind::VlmRm => {
                 if blank(&self.goal) {
@@ -209,12 +222,19 @@ impl RewardConfig {
                 match self.labeller {
                     None => {
                         return Err(
-                            "kind = \"preference\" needs labeller = \"clip\" or \"oracle\"".into(),
+                            "kind = \"preference\" needs labeller = \"clip\", \"oracle\" or \"human\""
+                                .into(),
                         );
                     }
                     Some(LabellerKind::Clip) if blank(&self.goal) => {
                         return Err(
                             "labeller = \"clip\" needs goal, the caption it judges frames against"
+                                .into(),
+                        );
+                    }
+                    Some(LabellerKind::Human) if self.label_dir.is_none() => {
+                        return Err(
+                            "labeller = \"human\" needs label_dir, the folder where pairs are shown and answered"
                                 .into(),
                         );
                     }
@@ -313,6 +333,14 @@ mod tests {
             ),
             (
                 "kind = \"preference\"\nlabeller = \"human\"",
+                "needs label_dir",
+            ),
+            (
+                "kind = \"preference\"\nlabeller = \"oracle\"\nlabel_dir = \"q\"",
+                "label_dir is for",
+            ),
+            (
+                "kind = \"preference\"\nlabeller = \"person\"",
                 "unknown variant",
             ),
             (

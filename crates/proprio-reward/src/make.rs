@@ -3,6 +3,7 @@
 use crate::Result;
 use crate::clip::ClipModel;
 use crate::config::{LabellerKind, RewardConfig, RewardKind};
+use crate::preference::human::HumanDesk;
 use crate::preference::{Labeller, PreferenceConfig, PreferenceHead, Schedule};
 use crate::roboclip::{RoboClip, read_video};
 use crate::vlm_rm::VlmRm;
@@ -51,9 +52,12 @@ pub fn reward_head(
             Box::new(RoboClip::new(demo, config.pooling, num_envs)?)
         }
         RewardKind::Preference => {
-            let labeller = match config.labeller {
-                Some(LabellerKind::Clip) => {
+            let labeller = match (config.labeller, &config.label_dir) {
+                (Some(LabellerKind::Clip), _) => {
                     Labeller::Clip(clip.embed_texts(&[&text(&config.goal)])?.values)
+                }
+                (Some(LabellerKind::Human), Some(dir)) => {
+                    Labeller::Human(HumanDesk::new(dir, config.goal.clone())?)
                 }
                 _ => Labeller::Oracle,
             };

@@ -160,6 +160,8 @@ mod tests {
             envs,
             done,
             task: &task,
+            pixels: &[],
+            side: 0,
         };
         head.rewards(&step, out).unwrap();
     }

@@ -28,6 +28,11 @@ pub struct StepFrames<'a> {
     pub done: &'a [bool],
     /// The task's own reward of each of them this step.
     pub task: &'a [f32],
+    /// The rendered frames, view by view: each view holds env `envs[k]`'s
+    /// `side`×`side` RGB image at row `k` (for labellers that watch).
+    pub pixels: &'a [u8],
+    /// Side of the square frames, pixels.
+    pub side: usize,
 }
 
 /// Turns a batch of frame embeddings into model rewards.
@@ -247,6 +252,8 @@ impl<V: VecEnv> ModelReward<V> {
             envs,
             done: &self.done,
             task: &self.task,
+            pixels: &self.pixels,
+            side,
         };
         self.head
             .lock()

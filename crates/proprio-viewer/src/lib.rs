@@ -12,10 +12,12 @@ mod camera;
 mod capture;
 mod draw;
 mod hud;
+mod label;
 mod preflight;
 mod sim;
 mod teleop;
 
+pub use label::{LabelDesk, LabelReport, OpenPairs, label};
 pub use sim::Episode;
 
 use bevy::app::ScheduleRunnerPlugin;
@@ -64,6 +66,9 @@ pub enum ViewerError {
     /// A bad option.
     #[error("{0}")]
     Options(String),
+    /// The preference pairs could not be read or their answers written.
+    #[error("{0}")]
+    Labels(String),
 }
 
 /// A headless render: `frames` frames, then `path` is written and the viewer exits.
@@ -181,39 +186,8 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
     let outcome = Outcome::default();
     let mut app = App::new();
     let gl = adapter.backend == wgpu::Backend::Gl;
-    // On GL, bevy's SSAO compute shaders (which the viewer does not use) gather
-    // depth with an offset, which GLSL cannot express, and a failed pipeline
-    // stops the app. bevy loads SSAO only with 5 or more storage textures per
-    // stage, so on GL the viewer asks for 4.
-    let constrained_limits = gl.then(|| wgpu::Limits {
-        max_storage_textures_per_shader_stage: adapter
-            .limits
-            .max_storage_textures_per_shader_stage
-            .min(4),
-        ..adapter.limits.clone()
-    });
     let synchronous_pipeline_compilation = options.capture.is_some();
     let mut gl_failure = None;
-    let render = RenderPlugin {
-        render_creation: WgpuSettings {
-            backends: Some(adapter.backend.into()),
-            adapter_name: Some(adapter.name.clone()),
-            constrained_limits: constrained_limits.clone(),
-            ..default()
-        }
-        .into(),
-        synchronous_pipeline_compilation,
-        ..default()
-    };
-    let log = bevy::log::LogPlugin {
-        level: bevy::log::Level::WARN,
-        // wgpu probes every backend (the ones missing here are not errors), and
-        // a failed render is reported once, below, not as pages of shader
-        // source; RUST_LOG=wgpu=error shows those.
-        filter: "wgpu=off,wgpu_hal=off,naga=off,bevy_render=off,winit=error,bevy_pbr::ssao=error"
-            .into(),
-        ..default()
-    };
     if let Some(c) = options.capture.clone().filter(|c| !c.window) {
         app.add_plugins(
             DefaultPlugins
@@ -222,42 +196,24 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
                     exit_condition: ExitCondition::DontExit,
                     ..default()
                 })
-                .set(render)
-                .set(log)
+                .set(render_plugin(&adapter, synchronous_pipeline_compilation))
+                .set(log_plugin())
                 .disable::<WinitPlugin>(),
         )
         .add_plugins(ScheduleRunnerPlugin::run_loop(Duration::ZERO))
         .insert_resource(capture::Headless::new(c));
     } else {
-        let plugins = DefaultPlugins
-            .set(WindowPlugin {
-                primary_window: Some(Window {
-                    title: "Proprio viewer".into(),
-                    resolution: options
-                        .capture
-                        .as_ref()
-                        .map_or((1280, 720), |c| c.size)
-                        .into(),
-                    ..default()
-                }),
-                ..default()
-            })
-            .set(log);
-        match constrained_limits {
-            Some(limits) => {
-                let plugin =
-                    preflight::GlWindowRender::new(limits, synchronous_pipeline_compilation);
-                gl_failure = Some(plugin.failure.clone());
-                app.add_plugins(
-                    plugins
-                        .disable::<RenderPlugin>()
-                        .add_before::<bevy::image::ImagePlugin>(plugin),
-                );
-            }
-            None => {
-                app.add_plugins(plugins.set(render));
-            }
-        }
+        let window = Window {
+            title: "Proprio viewer".into(),
+            resolution: options
+                .capture
+                .as_ref()
+                .map_or((1280, 720), |c| c.size)
+                .into(),
+            ..default()
+        };
+        gl_failure =
+            add_window_plugins(&mut app, &adapter, window, synchronous_pipeline_compilation);
         if let Some(c) = options.capture.clone() {
             app.insert_resource(capture::Headless::new(c));
         }
@@ -279,9 +235,7 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         ))
         .add_systems(Update, drive.before(draw::DrawSet));
     let exit = app.run();
-    if let Some(failure) =
-        gl_failure.and_then(|f| f.lock().unwrap_or_else(|e| e.into_inner()).take())
-    {
+    if let Some(failure) = gl_failure.and_then(GlFailure::take) {
         return Err(failure);
     }
     let written = outcome.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -306,6 +260,88 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         running: sim.running.clone(),
         screenshot,
     })
+}
+
+/// Why a GL window's renderer could not be made, filled in when the app builds it.
+struct GlFailure(Arc<Mutex<Option<ViewerError>>>);
+
+impl GlFailure {
+    fn take(self) -> Option<ViewerError> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// On GL, bevy's SSAO compute shaders (which the viewer does not use) gather
+/// depth with an offset, which GLSL cannot express, and a failed pipeline
+/// stops the app. bevy loads SSAO only with 5 or more storage textures per
+/// stage, so on GL the viewer asks for 4.
+fn gl_limits(adapter: &preflight::Adapter) -> Option<wgpu::Limits> {
+    (adapter.backend == wgpu::Backend::Gl).then(|| wgpu::Limits {
+        max_storage_textures_per_shader_stage: adapter
+            .limits
+            .max_storage_textures_per_shader_stage
+            .min(4),
+        ..adapter.limits.clone()
+    })
+}
+
+/// bevy's renderer on the adapter the preflight picked.
+fn render_plugin(adapter: &preflight::Adapter, synchronous: bool) -> RenderPlugin {
+    RenderPlugin {
+        render_creation: WgpuSettings {
+            backends: Some(adapter.backend.into()),
+            adapter_name: Some(adapter.name.clone()),
+            constrained_limits: gl_limits(adapter),
+            ..default()
+        }
+        .into(),
+        synchronous_pipeline_compilation: synchronous,
+        ..default()
+    }
+}
+
+/// Warnings only: wgpu probes every backend (the ones missing here are not
+/// errors), and a failed render is reported once, not as pages of shader
+/// source; RUST_LOG=wgpu=error shows those.
+fn log_plugin() -> bevy::log::LogPlugin {
+    bevy::log::LogPlugin {
+        level: bevy::log::Level::WARN,
+        filter: "wgpu=off,wgpu_hal=off,naga=off,bevy_render=off,winit=error,bevy_pbr::ssao=error"
+            .into(),
+        ..default()
+    }
+}
+
+/// bevy's plugins for an app in `window` on `adapter`; on GL, the handle
+/// that says why the renderer could not be made.
+fn add_window_plugins(
+    app: &mut App,
+    adapter: &preflight::Adapter,
+    window: Window,
+    synchronous: bool,
+) -> Option<GlFailure> {
+    let plugins = DefaultPlugins
+        .set(WindowPlugin {
+            primary_window: Some(window),
+            ..default()
+        })
+        .set(log_plugin());
+    match gl_limits(adapter) {
+        Some(limits) => {
+            let plugin = preflight::GlWindowRender::new(limits, synchronous);
+            let failure = GlFailure(plugin.failure.clone());
+            app.add_plugins(
+                plugins
+                    .disable::<RenderPlugin>()
+                    .add_before::<bevy::image::ImagePlugin>(plugin),
+            );
+            Some(failure)
+        }
+        None => {
+            app.add_plugins(plugins.set(render_plugin(adapter, synchronous)));
+            None
+        }
+    }
 }
 
 /// The simulation, shared with [`run`] so it can report after the app ends.

@@ -4,10 +4,11 @@
 //!
 //! `P(σ⁰ ≻ σ¹) = exp Σr(σ⁰) / (exp Σr(σ⁰) + exp Σr(σ¹))`, cross-entropy on the labels.
 //!
-//! Labellers: the task's true return (an oracle, for ablations), or CLIP
+//! Labellers: the task's true return (an oracle, for ablations), CLIP
 //! judging which segment's last frame is closer to the goal text (RL-VLM-F
-//! with CLIP as the judge).
+//! with CLIP as the judge), or a person watching the two segments.
 
+pub mod human;
 mod online;
 
 pub use online::{Labeller, PreferenceHead, REWARD_NET_FILE, Schedule};

@@ -4,6 +4,7 @@
 //! refit `r_ψ` on every label so far, and pay `r_ψ` of each new frame. Until
 //! the first fit the reward is 0.
 
+use super::human::{Clip, HumanDesk};
 use super::{Pair, PreferenceConfig, PreferenceModel, clip_label, oracle_label};
 use crate::wrapper::{RewardHead, StepFrames};
 use crate::{Result, RewardError};
@@ -12,12 +13,14 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 /// Who says which of two segments is better.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum Labeller {
     /// The task's true return over the segment (an ablation: perfect labels).
     Oracle,
     /// CLIP: whose last frame is closer to the goal text (unit embedding).
     Clip(Vec<f32>),
+    /// A person, shown the segments' frames (see [`super::human`]).
+    Human(HumanDesk),
 }
 
 /// The PEBBLE schedule's sizes.
@@ -41,10 +44,13 @@ impl Default for Schedule {
     }
 }
 
-/// A finished segment: its frames' features and its true return.
+/// A segment: its frames' features, its true return, and (for a person to
+/// watch) its rendered frames.
+#[derive(Default)]
 struct Segment {
     features: Vec<f32>,
     task_return: f64,
+    pixels: Vec<u8>,
 }
 
 impl Segment {
@@ -61,8 +67,8 @@ pub struct PreferenceHead {
     schedule: Schedule,
     dim: usize,
     segment: usize,
-    /// Per env: the features of its unfinished segment, and its return so far.
-    open: Vec<(Vec<f32>, f64)>,
+    /// Per env: its unfinished segment.
+    open: Vec<Segment>,
     pool: VecDeque<Segment>,
     labels: Vec<Pair>,
     scored: u64,
@@ -106,9 +112,7 @@ impl PreferenceHead {
             schedule,
             dim,
             segment,
-            open: (0..num_envs)
-                .map(|_| (Vec::with_capacity(segment * dim), 0.0))
-                .collect(),
+            open: (0..num_envs).map(|_| Segment::default()).collect(),
             pool: VecDeque::new(),
             labels: Vec::new(),
             scored: 0,
@@ -134,19 +138,46 @@ impl PreferenceHead {
     }
 
     /// One round: label `queries` random pairs of pooled segments, refit.
-    fn query(&mut self) -> Result<()> {
+    /// `side` is the side of the rendered frames a person is shown.
+    fn query(&mut self, side: usize) -> Result<()> {
         let n = self.pool.len();
-        for _ in 0..self.schedule.queries {
-            let a = self.rng.random_range(0..n);
-            let b = (a + self.rng.random_range(1..n)) % n;
-            let (s0, s1) = (&self.pool[a], &self.pool[b]);
-            let label = match &self.labeller {
-                Labeller::Oracle => oracle_label(s0.task_return, s1.task_return),
-                Labeller::Clip(goal) => clip_label(goal, s0.last(self.dim), s1.last(self.dim)),
-            };
+        let picks: Vec<(usize, usize)> = (0..self.schedule.queries)
+            .map(|_| {
+                let a = self.rng.random_range(0..n);
+                (a, (a + self.rng.random_range(1..n)) % n)
+            })
+            .collect();
+        let labels = match &mut self.labeller {
+            Labeller::Oracle => picks
+                .iter()
+                .map(|&(a, b)| oracle_label(self.pool[a].task_return, self.pool[b].task_return))
+                .collect(),
+            Labeller::Clip(goal) => picks
+                .iter()
+                .map(|&(a, b)| {
+                    clip_label(
+                        goal,
+                        self.pool[a].last(self.dim),
+                        self.pool[b].last(self.dim),
+                    )
+                })
+                .collect(),
+            Labeller::Human(desk) => {
+                let views = self.pool[0].pixels.len() / (self.segment * side * side * 3);
+                let pool = &self.pool;
+                let clip = |k: usize| Clip {
+                    pixels: &pool[k].pixels,
+                    side,
+                    views,
+                };
+                let pairs: Vec<_> = picks.iter().map(|&(a, b)| (clip(a), clip(b))).collect();
+                desk.ask(&pairs)?
+            }
+        };
+        for (&(a, b), label) in picks.iter().zip(labels) {
             self.labels.push(Pair {
-                first: s0.features.clone(),
-                second: s1.features.clone(),
+                first: self.pool[a].features.clone(),
+                second: self.pool[b].features.clone(),
                 label,
             });
         }
@@ -162,19 +193,24 @@ impl RewardHead for PreferenceHead {
         if self.frozen {
             return self.pay(&rows.values, out);
         }
+        let watched = matches!(self.labeller, Labeller::Human(_));
+        let frame = step.side * step.side * 3;
+        let count = step.envs.len();
         for (k, &i) in step.envs.iter().enumerate() {
-            let (features, ret) = &mut self.open[i];
-            features.extend_from_slice(rows.row(k));
-            *ret += f64::from(step.task[k]);
-            if features.len() == self.segment * self.dim {
+            let open = &mut self.open[i];
+            open.features.extend_from_slice(rows.row(k));
+            open.task_return += f64::from(step.task[k]);
+            if watched {
+                for view in step.pixels.chunks_exact(count * frame) {
+                    open.pixels
+                        .extend_from_slice(&view[k * frame..(k + 1) * frame]);
+                }
+            }
+            if open.features.len() == self.segment * self.dim {
                 if self.pool.len() == self.schedule.pool {
                     self.pool.pop_front();
                 }
-                let full = std::mem::replace(features, Vec::with_capacity(self.segment * self.dim));
-                self.pool.push_back(Segment {
-                    features: full,
-                    task_return: std::mem::take(ret),
-                });
+                self.pool.push_back(std::mem::take(open));
             }
             if step.done[k] {
                 self.restart(i);
@@ -183,15 +219,16 @@ impl RewardHead for PreferenceHead {
         let before = self.scored / self.schedule.query_every;
         self.scored += step.envs.len() as u64;
         if self.scored / self.schedule.query_every > before && self.pool.len() >= 2 {
-            self.query()?;
+            self.query(step.side)?;
         }
         self.pay(&rows.values, out)
     }
 
     fn restart(&mut self, env: usize) {
-        let (features, ret) = &mut self.open[env];
-        features.clear();
-        *ret = 0.0;
+        let open = &mut self.open[env];
+        open.features.clear();
+        open.pixels.clear();
+        open.task_return = 0.0;
     }
 
     /// Saves `r_ψ` once it has been fitted. The labelled pairs and the
@@ -253,6 +290,8 @@ mod tests {
                 envs: &[0, 1],
                 done: &[t % 50 == 49; 2],
                 task: &task,
+                pixels: &[],
+                side: 0,
             };
             head.rewards(&step, &mut out).unwrap();
             if t < 199 && head.labels() == 0 {
@@ -269,6 +308,8 @@ mod tests {
             envs: &[0, 1],
             done: &[false; 2],
             task: &[0.0; 2],
+            pixels: &[],
+            side: 0,
         };
         head.rewards(&step, &mut out).unwrap();
         assert!(
@@ -290,5 +331,73 @@ mod tests {
         }
         assert_eq!(again, out);
         assert_eq!(frozen.labels(), 0);
+    }
+
+    /// A person is shown each segment's own frames, in order: env k's frame at
+    /// step t is coloured (60t, 120k, 200v) in view v.
+    #[test]
+    fn a_person_watches_the_segments_frames() {
+        let dir = std::env::temp_dir().join(format!("proprio-pref-human-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = PreferenceConfig {
+            segment: 3,
+            ..PreferenceConfig::default()
+        };
+        let schedule = Schedule {
+            queries: 1,
+            query_every: 6,
+            pool: 2,
+        };
+        let desk = HumanDesk::new(&dir, None).unwrap();
+        let mut head = PreferenceHead::new(1, 2, config, schedule, Labeller::Human(desk)).unwrap();
+        let person = {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                loop {
+                    if let Ok(Some(round)) = super::super::human::OpenRound::oldest(&dir) {
+                        let frames = round.frames(0).unwrap();
+                        round.answer(&[1.0]).unwrap();
+                        return frames;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            })
+        };
+        let mut out = [0.0; 2];
+        for t in 0..3 {
+            let pixels: Vec<u8> = (0..2)
+                .flat_map(|v| (0..2).flat_map(move |k| [[60 * t, 120 * k, 200 * v]; 4]))
+                .flatten()
+                .collect();
+            let embeddings = Embeddings {
+                dim: 1,
+                values: vec![0.0, 1.0],
+            };
+            let step = StepFrames {
+                embeddings: &embeddings,
+                envs: &[0, 1],
+                done: &[false; 2],
+                task: &[0.0; 2],
+                pixels: &pixels,
+                side: 2,
+            };
+            head.rewards(&step, &mut out).unwrap();
+        }
+        assert_eq!(head.labels(), 1);
+        let frames = person.join().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(frames.len(), 3);
+        // The pair is env 0's segment and env 1's, in either order.
+        let left_env = usize::from(frames[0].get_pixel(0, 0)[1] > 60);
+        for (t, frame) in frames.iter().enumerate() {
+            for (x, k) in [(0, left_env), (2 + 4, 1 - left_env)] {
+                for (y, v) in [(0, 0), (3, 1)] {
+                    let want = [60 * t, 120 * k, 200 * v];
+                    let got = frame.get_pixel(x, y).0;
+                    let near = got.iter().zip(want).all(|(g, w)| g.abs_diff(w as u8) < 12);
+                    assert!(near, "frame {t}, env {k}, view {v}: {got:?} vs {want:?}");
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,149 @@
+//! A person labels a preference run's pairs in the label window: the run
+//! waits for its round, keys (sent through XTest by `xdotool`, under Xvfb)
+//! answer it in `proprio reward-model label`, and the run goes on to finish
+//! with an `r_ψ` fitted on those answers.
+#![cfg(feature = "viewer")]
+
+#[path = "../../../tests/support/display.rs"]
+mod display;
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn proprio(args: &[&str], dir: &Path, display: Option<&str>) -> Child {
+    let runtime = std::env::temp_dir().join("proprio-label-xdg");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_proprio"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(name) = display {
+        cmd.env("DISPLAY", name);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Waits for `what` up to `seconds`, or fails naming it.
+fn wait_for(what: &str, seconds: u64, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed().as_secs() < seconds, "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits for `child` to exit (killing it after `seconds`) and returns its output.
+fn finish(mut child: Child, what: &str, seconds: u64) -> Output {
+    let exited = (0..seconds * 10).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        child.try_wait().unwrap().is_some()
+    });
+    if !exited {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        exited && out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn xdotool(args: &[&str], display: &str) -> Option<String> {
+    let out = Command::new("xdotool")
+        .args(args)
+        .env("DISPLAY", display)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn a_person_labels_a_preference_run_in_the_window() {
+    let required = std::env::var_os("PROPRIO_REQUIRE_DISPLAY").is_some();
+    let Some(display) = display::display() else {
+        assert!(
+            !required,
+            "PROPRIO_REQUIRE_DISPLAY is set but there is no DISPLAY and no Xvfb"
+        );
+        eprintln!("skipped: no DISPLAY and no Xvfb (install xvfb)");
+        return;
+    };
+    if xdotool(&["version"], &display.name).is_none() {
+        assert!(
+            !required,
+            "PROPRIO_REQUIRE_DISPLAY is set but xdotool is missing"
+        );
+        eprintln!("skipped: no xdotool to press the keys (install xdotool)");
+        return;
+    }
+    let dir = Scratch::new("cli-label");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    std::fs::write(
+        dir.join("reward.toml"),
+        format!(
+            "kind = \"preference\"\nmodel = \"{fixture}\"\nlabeller = \"human\"\n\
+             label_dir = \"labels\"\ngoal = \"a pole upright\"\n\
+             segment = 4\nqueries = 2\nquery_every = 200\n"
+        ),
+    )
+    .unwrap();
+    let train = proprio(
+        &[
+            "train",
+            "--env",
+            "classic/cartpole-v1",
+            "--reward",
+            "reward.toml",
+            "--total-steps",
+            "256",
+            "--set",
+            "num_envs=4",
+            "--set",
+            "num_steps=32",
+            "--set",
+            "eval_episodes=2",
+            "--out",
+            "run",
+        ],
+        &dir,
+        None,
+    );
+    let round = dir.join("labels/round-0000");
+    wait_for("the run's first round", 120, || {
+        round.join("pairs.json").exists()
+    });
+    let window = proprio(
+        &["reward-model", "label", "labels", "--rounds", "1"],
+        &dir,
+        Some(&display.name),
+    );
+    let mut id = String::new();
+    wait_for("the label window", 60, || {
+        id = xdotool(&["search", "--name", "which clip"], &display.name)
+            .and_then(|ids| ids.lines().next().map(str::to_owned))
+            .unwrap_or_default();
+        !id.is_empty()
+    });
+    // Time for the window to find the round and show its first pair.
+    std::thread::sleep(Duration::from_secs(3));
+    xdotool(&["windowfocus", "--sync", &id], &display.name);
+    xdotool(&["key", "--delay", "400", "Left", "space"], &display.name).unwrap();
+    let out = finish(window, "the label window", 60);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report, serde_json::json!({"rounds": 1, "labels": 2}));
+    let answers: Value =
+        serde_json::from_str(&std::fs::read_to_string(round.join("labels.json")).unwrap()).unwrap();
+    assert_eq!(answers["labels"], serde_json::json!([1.0, 0.5]));
+    finish(train, "the run", 120);
+    assert!(dir.join("run/checkpoint/reward_net.bpk").is_file());
+}
