@@ -505,6 +505,11 @@ fn a_preference_rewards_model_is_checkpointed_and_evaluated() {
     let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
     let last: Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
     let in_training = last["eval_model_return"].as_f64().unwrap();
+    // What rendering and embedding cost, logged with every row.
+    let share = last["reward_share"].as_f64().unwrap();
+    assert!(share > 0.0 && share < 1.0, "{last}");
+    assert!(last["reward_render_ms"].as_f64().unwrap() > 0.0);
+    assert!(last["reward_embed_ms"].as_f64().unwrap() > 0.0);
     let report = eval_json(&run);
     let model = report["mean_model_return"].as_f64().unwrap();
     assert!(model != 0.0, "the saved r_ψ pays a reward: {report}");

@@ -3,7 +3,7 @@
 use crate::error::{LearnError, Result};
 use crate::run::Progress;
 use proprio::render::{ObsOptions, inner_autoreset};
-use proprio::serde_json::Value;
+use proprio::serde_json::{Map, Value, json};
 use proprio::wrappers::{
     ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RunningMeanStd,
 };
@@ -181,6 +181,29 @@ impl TrainEnv {
             ))),
         };
         Ok(Self { stack, reward })
+    }
+
+    /// Adds what the reward model has cost so far to a metrics row: mean
+    /// milliseconds per scored batch rendering (`reward_render_ms`) and
+    /// embedding (`reward_embed_ms`), and their share of the `elapsed` seconds
+    /// of training (`reward_share`). Nothing without a reward model.
+    pub fn record_reward_cost(&self, row: &mut Map<String, Value>, elapsed: f64) {
+        let Some(cost) = self.reward.as_ref().map(SharedHead::cost) else {
+            return;
+        };
+        let per_batch = 1e3 / cost.batches.max(1) as f64;
+        row.insert(
+            "reward_render_ms".into(),
+            json!(cost.render_seconds * per_batch),
+        );
+        row.insert(
+            "reward_embed_ms".into(),
+            json!(cost.embed_seconds * per_batch),
+        );
+        row.insert(
+            "reward_share".into(),
+            json!((cost.render_seconds + cost.embed_seconds) / elapsed.max(1e-9)),
+        );
     }
 
     /// Saves what the reward model learned (a preference reward's `r_ψ`) into a checkpoint folder.

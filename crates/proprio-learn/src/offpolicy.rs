@@ -316,6 +316,7 @@ impl<A: Algorithm> OffPolicy<A> {
         }
         self.algorithm.metrics(&mut row);
         row.insert("buffer".into(), json!(self.buffer.len()));
+        self.env.record_reward_cost(&mut row, elapsed);
         row
     }
 

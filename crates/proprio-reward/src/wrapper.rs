@@ -58,16 +58,28 @@ pub trait RewardHead: Send {
 
 /// A reward head shared between its [`ModelReward`] and the learner, which
 /// saves what the head learned with each checkpoint.
+/// It also carries the wrapper's running [`RewardCost`], for the learner's logs.
 #[derive(Clone)]
-pub struct SharedHead(Arc<Mutex<Box<dyn RewardHead>>>);
+pub struct SharedHead {
+    head: Arc<Mutex<Box<dyn RewardHead>>>,
+    cost: Arc<Mutex<RewardCost>>,
+}
 
 impl SharedHead {
     fn new(head: Box<dyn RewardHead>) -> Self {
-        Self(Arc::new(Mutex::new(head)))
+        Self {
+            head: Arc::new(Mutex::new(head)),
+            cost: Arc::default(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Box<dyn RewardHead>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.head.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Time spent on the model's reward so far.
+    pub fn cost(&self) -> RewardCost {
+        *self.cost.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// See [`RewardHead::save`].
@@ -132,7 +144,6 @@ pub struct ModelReward<V> {
     task: Vec<f32>,
     model_return: Vec<f64>,
     finished: Vec<bool>,
-    cost: RewardCost,
 }
 
 impl<V: VecEnv> ModelReward<V> {
@@ -187,13 +198,12 @@ impl<V: VecEnv> ModelReward<V> {
             task: Vec::with_capacity(n),
             model_return: vec![0.0; n],
             finished: vec![false; n],
-            cost: RewardCost::default(),
         })
     }
 
     /// Time spent rendering and embedding so far.
     pub fn cost(&self) -> RewardCost {
-        self.cost
+        self.head.cost()
     }
 
     /// The CLIP model scoring the frames.
@@ -259,10 +269,12 @@ impl<V: VecEnv> ModelReward<V> {
             .lock()
             .rewards(&step, &mut self.scores)
             .map_err(|e| Error::Backend(e.to_string()))?;
-        self.cost.batches += 1;
-        self.cost.frames += (count * views) as u64;
-        self.cost.render_seconds += render_s;
-        self.cost.embed_seconds += (Instant::now() - start).as_secs_f64() - render_s;
+        let mut cost = self.head.cost.lock().unwrap_or_else(PoisonError::into_inner);
+        cost.batches += 1;
+        cost.frames += (count * views) as u64;
+        cost.render_seconds += render_s;
+        cost.embed_seconds += (Instant::now() - start).as_secs_f64() - render_s;
+        drop(cost);
         for (k, &i) in envs.iter().enumerate() {
             let (model, task) = (self.scores[k], self.batch.reward[i]);
             if !model.is_finite() {

@@ -297,6 +297,7 @@ impl Ppo {
         }
         row.insert("explained_variance".into(), json!(explained));
         row.insert("learning_rate".into(), json!(lr));
+        self.env.record_reward_cost(&mut row, elapsed);
         row
     }
 
