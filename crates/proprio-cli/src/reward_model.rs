@@ -147,6 +147,13 @@ impl proprio_viewer::LabelDesk for Folder {
     fn open_round(&mut self) -> Result<Option<proprio_viewer::OpenPairs>, String> {
         use proprio_reward::preference::human::OpenRound;
         self.open = OpenRound::oldest(&self.dir).map_err(|e| e.to_string())?;
+        if let Some(round) = &self.open {
+            eprintln!(
+                "{}: {} pairs to label",
+                round.dir.display(),
+                round.pairs.len()
+            );
+        }
         Ok(self.open.as_ref().map(|r| proprio_viewer::OpenPairs {
             pairs: r.pairs.len(),
             goal: r.goal.clone(),

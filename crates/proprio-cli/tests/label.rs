@@ -10,6 +10,7 @@ mod display;
 mod scratch;
 use scratch::Scratch;
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -78,7 +79,11 @@ fn a_person_labels_a_preference_run_in_the_window() {
         eprintln!("skipped: no DISPLAY and no Xvfb (install xvfb)");
         return;
     };
-    if xdotool(&["version"], &display.name).is_none() {
+    let installed = Command::new("xdotool")
+        .arg("--help")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
         assert!(
             !required,
             "PROPRIO_REQUIRE_DISPLAY is set but xdotool is missing"
@@ -86,6 +91,10 @@ fn a_person_labels_a_preference_run_in_the_window() {
         eprintln!("skipped: no xdotool to press the keys (install xdotool)");
         return;
     }
+    // A fresh Xvfb takes a moment to accept clients.
+    wait_for("the X server", 20, || {
+        xdotool(&["getdisplaygeometry"], &display.name).is_some()
+    });
     let dir = Scratch::new("cli-label");
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
     std::fs::write(
@@ -97,36 +106,35 @@ fn a_person_labels_a_preference_run_in_the_window() {
         ),
     )
     .unwrap();
-    let train = proprio(
-        &[
-            "train",
-            "--env",
-            "classic/cartpole-v1",
-            "--reward",
-            "reward.toml",
-            "--total-steps",
-            "256",
-            "--set",
-            "num_envs=4",
-            "--set",
-            "num_steps=32",
-            "--set",
-            "eval_episodes=2",
-            "--out",
-            "run",
-        ],
-        &dir,
-        None,
-    );
+    let args = "train --env classic/cartpole-v1 --reward reward.toml --total-steps 256 \
+                --set num_envs=4 --set num_steps=32 --set eval_episodes=2 --out run";
+    let train = proprio(&args.split_whitespace().collect::<Vec<_>>(), &dir, None);
     let round = dir.join("labels/round-0000");
     wait_for("the run's first round", 120, || {
         round.join("pairs.json").exists()
     });
-    let window = proprio(
+    let mut window = proprio(
         &["reward-model", "label", "labels", "--rounds", "1"],
         &dir,
         Some(&display.name),
     );
+    // The window says when it has opened the round; keys before that are not answers.
+    let (said, heard) = std::sync::mpsc::channel();
+    let stderr = window.stderr.take().unwrap();
+    let echo = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("pairs to label") {
+                let _ = said.send(());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    heard
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the label window opens the round");
     let mut id = String::new();
     wait_for("the label window", 60, || {
         id = xdotool(&["search", "--name", "which clip"], &display.name)
@@ -134,11 +142,10 @@ fn a_person_labels_a_preference_run_in_the_window() {
             .unwrap_or_default();
         !id.is_empty()
     });
-    // Time for the window to find the round and show its first pair.
-    std::thread::sleep(Duration::from_secs(3));
     xdotool(&["windowfocus", "--sync", &id], &display.name);
     xdotool(&["key", "--delay", "400", "Left", "space"], &display.name).unwrap();
     let out = finish(window, "the label window", 60);
+    assert!(echo.join().unwrap().contains("2 pairs to label"));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report, serde_json::json!({"rounds": 1, "labels": 2}));
     let answers: Value =

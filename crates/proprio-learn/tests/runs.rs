@@ -49,6 +49,17 @@ fn tiny_off_policy() -> Value {
     json!({"total_steps": 300, "learning_starts": 100, "batch_size": 32, "hidden": [16, 16], "eval_every": 150, "eval_episodes": 2})
 }
 
+/// A PPO run on pendulum in `dir/ppo`.
+fn ppo_on_pendulum(dir: &Path, overrides: Value) -> PathBuf {
+    train(request(
+        Algo::Ppo,
+        "classic/pendulum-v1",
+        overrides,
+        dir.join("ppo"),
+    ))
+    .unwrap()
+}
+
 #[test]
 fn same_seed_gives_an_identical_metrics_file() {
     let dir = Scratch::new("learn-determinism");
@@ -251,13 +262,7 @@ fn a_group_checkpoint_answers_like_the_policy_that_was_evaluated() {
 fn a_checkpoint_acts_like_the_policy_that_was_evaluated() {
     let dir = Scratch::new("learn-policy");
     let overrides = json!({"num_steps": 64, "num_minibatches": 4, "update_epochs": 2, "total_steps": 256, "eval_episodes": 3, "hidden": [16]});
-    let run = train(request(
-        Algo::Ppo,
-        "classic/pendulum-v1",
-        overrides,
-        dir.join("ppo"),
-    ))
-    .unwrap();
+    let run = ppo_on_pendulum(&dir, overrides);
     let last_eval = rows(&run)
         .iter()
         .rev()
@@ -344,13 +349,7 @@ fn the_exploration_noise_schedule_caps_the_policy_std() {
     let dir = Scratch::new("learn-noise-schedule");
     // Four rollouts; log σ is capped at −1, −2, −3, −4 after each, from 0.
     let overrides = json!({"num_steps": 64, "num_minibatches": 2, "update_epochs": 1, "total_steps": 256, "eval_every": 0, "eval_episodes": 1, "hidden": [8], "log_std_final": -4.0});
-    let run = train(request(
-        Algo::Ppo,
-        "classic/pendulum-v1",
-        overrides,
-        dir.join("ppo"),
-    ))
-    .unwrap();
+    let run = ppo_on_pendulum(&dir, overrides);
     // A 1-D Gaussian's entropy is log σ + ½ + ½ ln 2π; each update sees the previous cap.
     let half_ln_two_pi_e = 0.5 + 0.5 * (2.0 * std::f64::consts::PI).ln();
     let rows = rows(&run);

@@ -269,7 +269,11 @@ impl<V: VecEnv> ModelReward<V> {
             .lock()
             .rewards(&step, &mut self.scores)
             .map_err(|e| Error::Backend(e.to_string()))?;
-        let mut cost = self.head.cost.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cost = self
+            .head
+            .cost
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         cost.batches += 1;
         cost.frames += (count * views) as u64;
         cost.render_seconds += render_s;
