@@ -54,6 +54,14 @@ struct Segment {
 }
 
 impl Segment {
+    /// An empty segment with room for `features` values.
+    fn with_capacity(features: usize) -> Self {
+        Self {
+            features: Vec::with_capacity(features),
+            ..Self::default()
+        }
+    }
+
     /// The last frame's features.
     fn last(&self, dim: usize) -> &[f32] {
         &self.features[self.features.len() - dim..]
@@ -112,7 +120,9 @@ impl PreferenceHead {
             schedule,
             dim,
             segment,
-            open: (0..num_envs).map(|_| Segment::default()).collect(),
+            open: (0..num_envs)
+                .map(|_| Segment::with_capacity(segment * dim))
+                .collect(),
             pool: VecDeque::new(),
             labels: Vec::new(),
             scored: 0,
@@ -200,7 +210,7 @@ impl RewardHead for PreferenceHead {
             let open = &mut self.open[i];
             open.features.extend_from_slice(rows.row(k));
             open.task_return += f64::from(step.task[k]);
-            if watched {
+            if watched && frame > 0 {
                 for view in step.pixels.chunks_exact(count * frame) {
                     open.pixels
                         .extend_from_slice(&view[k * frame..(k + 1) * frame]);
@@ -210,7 +220,8 @@ impl RewardHead for PreferenceHead {
                 if self.pool.len() == self.schedule.pool {
                     self.pool.pop_front();
                 }
-                self.pool.push_back(std::mem::take(open));
+                let fresh = Segment::with_capacity(self.segment * self.dim);
+                self.pool.push_back(std::mem::replace(open, fresh));
             }
             if step.done[k] {
                 self.restart(i);
