@@ -154,3 +154,20 @@ fn a_person_labels_a_preference_run_in_the_window() {
     finish(train, "the run", 120);
     assert!(dir.join("run/checkpoint/reward_net.bpk").is_file());
 }
+
+#[test]
+fn a_missing_label_folder_is_one_line() {
+    let dir = Scratch::new("cli-label-missing");
+    let out = Command::new(env!("CARGO_BIN_EXE_proprio"))
+        .args(["reward-model", "label"])
+        .arg(dir.join("labels"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("is not a folder") && err.contains("label_dir"),
+        "{err}"
+    );
+}
