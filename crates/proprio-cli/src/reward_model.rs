@@ -6,7 +6,7 @@ use crate::{CliResult, Failure, input};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use proprio::serde_json::json;
-use proprio_reward::fit::{Collect, FitConfig, collect, fit, save};
+use proprio_reward::fit::{Collect, Driver, FitConfig, collect, fit, save};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -62,6 +62,14 @@ pub struct FitClipArgs {
     /// random actions (e.g. 0.5 for reach, whose random play seldom touches the goal).
     #[arg(long, default_value_t = 0.0)]
     scripted: f64,
+    /// A run directory whose trained policy drives a share of the envs
+    /// (`--policy-share`), so the states it drifts into (where it may have
+    /// found what a first model scores wrongly) get their true captions.
+    #[arg(long, requires = "policy_share")]
+    checkpoint: Option<PathBuf>,
+    /// Fraction of the envs, after the scripted ones, that the `--checkpoint` policy drives.
+    #[arg(long, requires = "checkpoint")]
+    policy_share: Option<f64>,
     /// Seed of the frames, the weights and the minibatches.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -92,18 +100,37 @@ fn fit_clip(args: &FitClipArgs) -> CliResult {
     };
     cfg.clip_config().validate().map_err(Failure)?;
     let env_config = input::config(args.config.as_deref())?;
+    let mut policy = match &args.checkpoint {
+        Some(run) => {
+            let policy = proprio_learn::Policy::load(run).map_err(|e| Failure(e.to_string()))?;
+            if policy.env().id != args.env {
+                return Err(Failure(format!(
+                    "{} was trained on {}, not {}",
+                    run.display(),
+                    policy.env().id,
+                    args.env
+                )));
+            }
+            Some(Trained(policy))
+        }
+        None => None,
+    };
     let start = Instant::now();
-    let data = collect(&Collect {
-        env: &args.env,
-        config: &env_config,
-        camera: &args.camera,
-        side: u32::try_from(cfg.image_size)
-            .map_err(|_| Failure("--image-size is too large".into()))?,
-        frames: args.frames,
-        num_envs: 64,
-        scripted: args.scripted,
-        seed: args.seed,
-    })
+    let data = collect(
+        &Collect {
+            env: &args.env,
+            config: &env_config,
+            camera: &args.camera,
+            side: u32::try_from(cfg.image_size)
+                .map_err(|_| Failure("--image-size is too large".into()))?,
+            frames: args.frames,
+            num_envs: 64,
+            scripted: args.scripted,
+            driven: args.policy_share.unwrap_or(0.0),
+            seed: args.seed,
+        },
+        policy.as_mut().map(|p| p as &mut dyn Driver),
+    )
     .map_err(fail)?;
     let collected = start.elapsed().as_secs_f64();
     let bar = ProgressBar::new(cfg.steps as u64).with_style(
@@ -120,6 +147,8 @@ fn fit_clip(args: &FitClipArgs) -> CliResult {
         "env": args.env,
         "camera": args.camera,
         "scripted": args.scripted,
+        "policy": args.checkpoint,
+        "policy_share": args.policy_share,
         "frames": data.len(),
         "captions": data.captions,
         "steps": cfg.steps,
@@ -168,6 +197,17 @@ impl proprio_viewer::LabelDesk for Folder {
     fn answer(&mut self, labels: &[f32]) -> Result<(), String> {
         let round = self.open.take().ok_or("no round is open")?;
         round.answer(labels).map_err(|e| e.to_string())
+    }
+}
+
+/// A trained policy acting, with its sampling noise, for `fit-clip`'s driven envs.
+struct Trained(proprio_learn::Policy);
+
+impl Driver for Trained {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
+        self.0
+            .act_batch(obs, false, actions)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -6,7 +6,7 @@
 use burn::prelude::*;
 use proprio::serde_json::Value;
 use proprio_reward::clip::{ClipModel, Preprocess, frames_to_images, l2_normalize, pixels};
-use proprio_reward::fit::{Collect, FitConfig, collect, fit, save};
+use proprio_reward::fit::{Collect, Driver, FitConfig, collect, fit, save};
 
 #[test]
 fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
@@ -23,16 +23,20 @@ fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
         learning_rate: 2e-3,
         ..FitConfig::default()
     };
-    let data = match collect(&Collect {
-        env: "classic/cartpole-v1",
-        config: &Value::Null,
-        camera: "default",
-        side: 32,
-        frames: 300,
-        num_envs: 16,
-        scripted: 0.0,
-        seed: 5,
-    }) {
+    let data = match collect(
+        &Collect {
+            env: "classic/cartpole-v1",
+            config: &Value::Null,
+            camera: "default",
+            side: 32,
+            frames: 300,
+            num_envs: 16,
+            scripted: 0.0,
+            driven: 0.0,
+            seed: 5,
+        },
+        None,
+    ) {
         Ok(d) => d,
         Err(e)
             if e.to_string().contains("no GPU adapter")
@@ -96,4 +100,60 @@ fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
         .unwrap()[0];
     assert!((loaded.scale() - scale.exp()).abs() < 1e-3);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Pushes every cart it drives to the right, and counts the observations it saw.
+struct PushRight(usize);
+
+impl Driver for PushRight {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
+        assert_eq!(
+            obs.len(),
+            4 * actions.len(),
+            "one cart-pole observation per action"
+        );
+        self.0 += actions.len();
+        actions.fill(1.0);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_driver_acts_for_its_share_of_the_envs() {
+    let collect_with = |driven: f64, driver: Option<&mut dyn Driver>| {
+        collect(
+            &Collect {
+                env: "classic/cartpole-v1",
+                config: &Value::Null,
+                camera: "default",
+                side: 16,
+                frames: 80,
+                num_envs: 8,
+                scripted: 0.0,
+                driven,
+                seed: 5,
+            },
+            driver,
+        )
+    };
+    let mut driver = PushRight(0);
+    match collect_with(0.5, Some(&mut driver)) {
+        Ok(data) => assert_eq!(data.len(), 80),
+        Err(e)
+            if e.to_string().contains("no GPU adapter")
+                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
+        {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    }
+    // 8 envs: 4 driven, 4 random; 10 steps of 8 frames.
+    assert_eq!(driver.0, 4 * 10);
+    let refused = collect_with(1.5, Some(&mut driver))
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("add up to at most 1"), "{refused}");
+    let refused = collect_with(0.5, None).unwrap_err().to_string();
+    assert!(refused.contains("needs a driver"), "{refused}");
 }

@@ -1,8 +1,9 @@
 //! Frames of an env with captions of the states they show: what an in-domain
 //! CLIP learns from. Envs take random actions (each from its own stream), or
-//! a share of them follows the env's scripted controller; every frame is
-//! rendered at the model's input size from each camera asked for, and
-//! captioned by the env family's own words.
+//! a share of them follows the env's scripted controller, and another share
+//! a [`Driver`] (a trained policy: the states a learner drifts into get
+//! their true captions); every frame is rendered at the model's input size
+//! from each camera asked for, and captioned by the env family's own words.
 
 use crate::{Result, RewardError};
 use proprio::render::{Frames, RenderConfig, Renderer};
@@ -59,14 +60,35 @@ pub struct Collect<'a> {
     /// Fraction of the envs driven by the env's scripted controller instead of
     /// random actions, so that frames of success are common enough to learn.
     pub scripted: f64,
+    /// Fraction of the envs, after the scripted ones, driven by the [`Driver`].
+    pub driven: f64,
     /// Seed of the envs and of their random actions.
     pub seed: u64,
 }
 
-/// Steps `c.num_envs` envs with random actions and keeps every env's frame
-/// and caption after each step until `c.frames` are collected.
-pub fn collect(c: &Collect) -> Result<Captioned> {
+/// Acts for a share of the envs whose frames are collected: a trained policy.
+pub trait Driver {
+    /// Writes actions `[n × A]` for observations `[n × D]`.
+    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> std::result::Result<(), String>;
+}
+
+/// Steps `c.num_envs` envs with random actions (the scripted controller and
+/// `driver` acting for their shares) and keeps every env's frame and
+/// caption after each step until `c.frames` are collected.
+pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Captioned> {
     let env_error = |e: proprio::Error| RewardError::Input(e.to_string());
+    let share = |f: f64| f.is_finite() && (0.0..=1.0).contains(&f);
+    if !share(c.scripted) || !share(c.driven) || c.scripted + c.driven > 1.0 {
+        return Err(RewardError::Input(format!(
+            "the scripted ({}) and driven ({}) shares must lie in [0, 1] and add up to at most 1",
+            c.scripted, c.driven
+        )));
+    }
+    if c.driven > 0.0 && driver.is_none() {
+        return Err(RewardError::Input(
+            "a driven share needs a driver (a trained policy)".into(),
+        ));
+    }
     let registry = proprio::registry();
     let caption = registry.caption(c.env).map_err(env_error)?;
     let options = VecOptions {
@@ -86,7 +108,9 @@ pub fn collect(c: &Collect) -> Result<Captioned> {
     .map_err(|e| RewardError::Backend(e.to_string()))?;
     let space = venv.spec().action_space.clone();
     let dim = space.flat_dim();
-    let scripted = ((c.scripted.clamp(0.0, 1.0) * n as f64).round() as usize).min(n);
+    let scripted = ((c.scripted * n as f64).round() as usize).min(n);
+    let driven = ((c.driven * n as f64).round() as usize).min(n - scripted);
+    let obs_dim = venv.batch().obs_dim;
     let mut controller = match scripted {
         0 => None,
         _ => Some(registry.controller(c.env, venv.spec()).map_err(env_error)?),
@@ -102,7 +126,14 @@ pub fn collect(c: &Collect) -> Result<Captioned> {
         if let Some(controller) = controller.as_mut() {
             controller.act(&venv.batch().obs, &mut actions);
         }
-        actions[scripted * dim..].copy_from_slice(&sampled[scripted * dim..]);
+        if let Some(driver) = driver.as_mut().filter(|_| driven > 0) {
+            let obs = &venv.batch().obs[scripted * obs_dim..(scripted + driven) * obs_dim];
+            driver
+                .act(obs, &mut actions[scripted * dim..(scripted + driven) * dim])
+                .map_err(RewardError::Input)?;
+        }
+        let first_random = (scripted + driven) * dim;
+        actions[first_random..].copy_from_slice(&sampled[first_random..]);
         venv.step(&actions).map_err(env_error)?;
         for (i, scene) in scenes.iter_mut().enumerate() {
             venv.scene(i, scene).map_err(env_error)?;
