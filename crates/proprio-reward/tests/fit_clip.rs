@@ -8,6 +8,22 @@ use proprio::serde_json::Value;
 use proprio_reward::clip::{ClipModel, Preprocess, frames_to_images, l2_normalize, pixels};
 use proprio_reward::fit::{Collect, Driver, FitConfig, collect, fit, save};
 
+/// The frames, or `None` (with a note) on a machine without any wgpu adapter,
+/// unless `PROPRIO_REQUIRE_GPU` is set.
+fn rendered<T>(result: Result<T, proprio_reward::RewardError>) -> Option<T> {
+    match result {
+        Ok(data) => Some(data),
+        Err(e)
+            if e.to_string().contains("no GPU adapter")
+                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
+        {
+            eprintln!("skipped: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
 #[test]
 fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
     let cfg = FitConfig {
@@ -23,7 +39,7 @@ fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
         learning_rate: 2e-3,
         ..FitConfig::default()
     };
-    let data = match collect(
+    let Some(data) = rendered(collect(
         &Collect {
             env: "classic/cartpole-v1",
             config: &Value::Null,
@@ -36,16 +52,8 @@ fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
             seed: 5,
         },
         None,
-    ) {
-        Ok(d) => d,
-        Err(e)
-            if e.to_string().contains("no GPU adapter")
-                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
-        {
-            eprintln!("skipped: {e}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    )) else {
+        return;
     };
     assert_eq!(data.len(), 300);
     assert!(
@@ -137,17 +145,10 @@ fn a_driver_acts_for_its_share_of_the_envs() {
         )
     };
     let mut driver = PushRight(0);
-    match collect_with(0.5, Some(&mut driver)) {
-        Ok(data) => assert_eq!(data.len(), 80),
-        Err(e)
-            if e.to_string().contains("no GPU adapter")
-                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
-        {
-            eprintln!("skipped: {e}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    }
+    let Some(data) = rendered(collect_with(0.5, Some(&mut driver))) else {
+        return;
+    };
+    assert_eq!(data.len(), 80);
     // 8 envs: 4 driven, 4 random; 10 steps of 8 frames.
     assert_eq!(driver.0, 4 * 10);
     let refused = collect_with(1.5, Some(&mut driver))
