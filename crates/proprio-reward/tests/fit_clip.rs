@@ -3,26 +3,13 @@
 //! the hub layout that `ClipModel::load` reads back to the same numbers.
 //! Skipped without any wgpu adapter, unless `PROPRIO_REQUIRE_GPU` is set.
 
+#[path = "support/adapter.rs"]
+mod adapter;
+use adapter::rendered;
 use burn::prelude::*;
 use proprio::serde_json::Value;
 use proprio_reward::clip::{ClipModel, Preprocess, frames_to_images, l2_normalize, pixels};
 use proprio_reward::fit::{Collect, Driver, FitConfig, collect, fit, save};
-
-/// The frames, or `None` (with a note) on a machine without any wgpu adapter,
-/// unless `PROPRIO_REQUIRE_GPU` is set.
-fn rendered<T>(result: Result<T, proprio_reward::RewardError>) -> Option<T> {
-    match result {
-        Ok(data) => Some(data),
-        Err(e)
-            if e.to_string().contains("no GPU adapter")
-                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
-        {
-            eprintln!("skipped: {e}");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
-}
 
 #[test]
 fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {

@@ -4,6 +4,9 @@
 //! the last observation. Skipped without any wgpu adapter, unless
 //! `PROPRIO_REQUIRE_GPU` is set.
 
+#[path = "support/adapter.rs"]
+mod adapter;
+use adapter::rendered;
 use burn::prelude::Device;
 use proprio::render::{Frames, RenderConfig, Renderer, inner_autoreset};
 use proprio::serde_json::Value;
@@ -42,17 +45,7 @@ fn cartpoles(
         ..VecOptions::default()
     };
     let inner = proprio::make_vec("classic/cartpole-v1", n, &Value::Null, options).unwrap();
-    match model_reward(inner, reward, autoreset, &Device::flex()) {
-        Ok(v) => Some(v),
-        Err(e)
-            if e.to_string().starts_with("no GPU adapter")
-                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
-        {
-            eprintln!("skipped: {e}");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
+    rendered(model_reward(inner, reward, autoreset, &Device::flex()))
 }
 
 /// The VLM-RM scores of what each env of `venv` shows now through `cameras`
