@@ -70,6 +70,11 @@ pub struct FitClipArgs {
     /// Fraction of the envs, after the scripted ones, that the `--checkpoint` policy drives.
     #[arg(long, requires = "checkpoint")]
     policy_share: Option<f64>,
+    /// Fraction of the envs that replay the scripted envs' actions in their
+    /// own scenes: the motion of a success aimed at another env's goal, so
+    /// the model learns what success looks like, not how the arm moves to it.
+    #[arg(long, default_value_t = 0.0)]
+    decoy: f64,
     /// Seed of the frames, the weights and the minibatches.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -127,6 +132,7 @@ fn fit_clip(args: &FitClipArgs) -> CliResult {
             num_envs: 64,
             scripted: args.scripted,
             driven: args.policy_share.unwrap_or(0.0),
+            decoy: args.decoy,
             seed: args.seed,
         },
         policy.as_mut().map(|p| p as &mut dyn Driver),
@@ -149,6 +155,7 @@ fn fit_clip(args: &FitClipArgs) -> CliResult {
         "scripted": args.scripted,
         "policy": args.checkpoint,
         "policy_share": args.policy_share,
+        "decoy": args.decoy,
         "frames": data.len(),
         "captions": data.captions,
         "steps": cfg.steps,

@@ -36,6 +36,7 @@ fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
             num_envs: 16,
             scripted: 0.0,
             driven: 0.0,
+            decoy: 0.0,
             seed: 5,
         },
         None,
@@ -126,6 +127,7 @@ fn a_driver_acts_for_its_share_of_the_envs() {
                 num_envs: 8,
                 scripted: 0.0,
                 driven,
+                decoy: 0.0,
                 seed: 5,
             },
             driver,
@@ -144,4 +146,33 @@ fn a_driver_acts_for_its_share_of_the_envs() {
     assert!(refused.contains("add up to at most 1"), "{refused}");
     let refused = collect_with(0.5, None).unwrap_err().to_string();
     assert!(refused.contains("needs a driver"), "{refused}");
+}
+
+#[test]
+fn decoys_replay_scripted_actions_and_need_a_scripted_share() {
+    let collect_with = |scripted: f64| {
+        collect(
+            &Collect {
+                env: "manipulation/reach-v0",
+                config: &Value::Null,
+                camera: "default",
+                side: 16,
+                frames: 40,
+                num_envs: 8,
+                scripted,
+                driven: 0.0,
+                decoy: 0.5,
+                seed: 5,
+            },
+            None,
+        )
+    };
+    let refused = collect_with(0.0).unwrap_err().to_string();
+    assert!(refused.contains("give a scripted share too"), "{refused}");
+    let refused = collect_with(0.75).unwrap_err().to_string();
+    assert!(refused.contains("add up to at most 1"), "{refused}");
+    if let Some(data) = rendered(collect_with(0.5)) {
+        assert_eq!(data.len(), 40);
+        assert!(data.captions.iter().all(|c| c.contains("the green ball")));
+    }
 }

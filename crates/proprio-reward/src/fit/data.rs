@@ -1,8 +1,11 @@
 //! Frames of an env with captions of the states they show: what an in-domain
 //! CLIP learns from. Envs take random actions (each from its own stream), or
-//! a share of them follows the env's scripted controller, and another share
+//! a share of them follows the env's scripted controller, another share
 //! a [`Driver`] (a trained policy: the states a learner drifts into get
-//! their true captions); every frame is rendered at the model's input size
+//! their true captions), and a share of decoys replays the scripted envs'
+//! actions in their own scenes (the motion of a success, aimed elsewhere:
+//! hard negatives, so a model cannot read "the hand moved as in a success"
+//! as success); every frame is rendered at the model's input size
 //! from each camera asked for, and captioned by the env family's own words.
 
 use crate::{Result, RewardError};
@@ -62,6 +65,9 @@ pub struct Collect<'a> {
     pub scripted: f64,
     /// Fraction of the envs, after the scripted ones, driven by the [`Driver`].
     pub driven: f64,
+    /// Fraction of the envs, after the driven ones, that each take one
+    /// scripted env's action (needs `scripted > 0`).
+    pub decoy: f64,
     /// Seed of the envs and of their random actions.
     pub seed: u64,
 }
@@ -78,11 +84,18 @@ pub trait Driver {
 pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Captioned> {
     let env_error = |e: proprio::Error| RewardError::Input(e.to_string());
     let share = |f: f64| f.is_finite() && (0.0..=1.0).contains(&f);
-    if !share(c.scripted) || !share(c.driven) || c.scripted + c.driven > 1.0 {
+    if ![c.scripted, c.driven, c.decoy].into_iter().all(share)
+        || c.scripted + c.driven + c.decoy > 1.0
+    {
         return Err(RewardError::Input(format!(
-            "the scripted ({}) and driven ({}) shares must lie in [0, 1] and add up to at most 1",
-            c.scripted, c.driven
+            "the scripted ({}), driven ({}) and decoy ({}) shares must lie in [0, 1] and add up to at most 1",
+            c.scripted, c.driven, c.decoy
         )));
+    }
+    if c.decoy > 0.0 && c.scripted == 0.0 {
+        return Err(RewardError::Input(
+            "decoys replay the scripted envs' actions: give a scripted share too".into(),
+        ));
     }
     if c.driven > 0.0 && driver.is_none() {
         return Err(RewardError::Input(
@@ -110,6 +123,7 @@ pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Capti
     let dim = space.flat_dim();
     let scripted = ((c.scripted * n as f64).round() as usize).min(n);
     let driven = ((c.driven * n as f64).round() as usize).min(n - scripted);
+    let decoys = ((c.decoy * n as f64).round() as usize).min(n - scripted - driven);
     let obs_dim = venv.batch().obs_dim;
     let mut controller = match scripted {
         0 => None,
@@ -132,7 +146,8 @@ pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Capti
                 .act(obs, &mut actions[scripted * dim..(scripted + driven) * dim])
                 .map_err(RewardError::Input)?;
         }
-        let first_random = (scripted + driven) * dim;
+        replay_scripted(&mut actions, dim, scripted, scripted + driven, decoys);
+        let first_random = (scripted + driven + decoys) * dim;
         actions[first_random..].copy_from_slice(&sampled[first_random..]);
         venv.step(&actions).map_err(env_error)?;
         for (i, scene) in scenes.iter_mut().enumerate() {
@@ -168,4 +183,29 @@ pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Capti
         captions,
         labels,
     })
+}
+
+/// Gives the `count` decoy envs from row `first` of `actions` (`dim` values
+/// a row) the actions of the first `scripted` rows, in turn.
+fn replay_scripted(actions: &mut [f32], dim: usize, scripted: usize, first: usize, count: usize) {
+    for k in 0..count {
+        let from = (k % scripted) * dim;
+        actions.copy_within(from..from + dim, (first + k) * dim);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replay_scripted;
+
+    #[test]
+    fn decoys_replay_the_scripted_rows_in_turn() {
+        // Rows: 2 scripted, 1 driven, 3 decoys, 1 random; 2 values a row.
+        let mut actions = vec![1., 2., 3., 4., 5., 6., 0., 0., 0., 0., 0., 0., 9., 9.];
+        replay_scripted(&mut actions, 2, 2, 3, 3);
+        assert_eq!(
+            actions,
+            [1., 2., 3., 4., 5., 6., 1., 2., 3., 4., 1., 2., 9., 9.]
+        );
+    }
 }
