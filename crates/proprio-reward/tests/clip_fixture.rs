@@ -109,6 +109,32 @@ fn the_tiny_checkpoint_matches_transformers() {
     );
 }
 
+#[test]
+fn an_image_embeds_the_same_whatever_its_batch_and_thread_count() {
+    let clip = ClipModel::load(&fixture(), &Device::flex()).unwrap();
+    let pictures = images(&expected());
+    let dim = clip.embed_images(&pictures[..1]).unwrap().dim;
+    let alone: Vec<f32> = pictures
+        .iter()
+        .flat_map(|p| clip.embed_images(std::slice::from_ref(p)).unwrap().values)
+        .collect();
+    for threads in [1, 2, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        // With 2 and 3 threads the batch is embedded in 2 and 3 chunks side by side.
+        let batched = pool.install(|| clip.embed_images(&pictures).unwrap());
+        assert_eq!(batched.values.len(), pictures.len() * dim);
+        assert_close(
+            &format!("batch of 3 on {threads} threads vs one by one"),
+            &batched.values,
+            &alone,
+            1e-6,
+        );
+    }
+}
+
 /// The pixels themselves, including the 45×36 image that is resized (bicubic) and cropped.
 #[test]
 fn preprocessing_matches_transformers() {

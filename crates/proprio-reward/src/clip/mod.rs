@@ -19,6 +19,7 @@ use burn::prelude::*;
 use image::RgbImage;
 pub(crate) use load::backend;
 use load::id_matrix;
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Where `proprio embed` and the reward wrappers look for a model when none is given.
@@ -170,6 +171,27 @@ impl ClipModel {
                 image.height()
             )));
         }
+        // burn's CPU backend runs element-wise ops, layer norms and attention
+        // on one thread; only its matrix products use every core. Chunks of
+        // the batch side by side keep all cores busy through the whole
+        // forward pass. An image's embedding does not depend on the others
+        // in its batch, so the numbers are the same either way.
+        let parts = match self.device == Device::flex() {
+            true => rayon::current_num_threads().min(images.len()),
+            false => 1,
+        };
+        let chunks: Vec<Embeddings> = images
+            .par_chunks(images.len().div_ceil(parts))
+            .map(|chunk| self.embed_batch(chunk))
+            .collect::<Result<_>>()?;
+        Ok(Embeddings {
+            dim: chunks[0].dim,
+            values: chunks.into_iter().flat_map(|c| c.values).collect(),
+        })
+    }
+
+    /// Embeddings of `images` in one forward pass.
+    fn embed_batch(&self, images: &[RgbImage]) -> Result<Embeddings> {
         let (h, w) = self.preprocess.crop;
         let values = pixels(images, &self.preprocess);
         let pixels = Tensor::from_data(
