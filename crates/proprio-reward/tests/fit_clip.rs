@@ -167,8 +167,11 @@ fn decoys_replay_scripted_actions_and_need_a_scripted_share() {
             None,
         )
     };
-    let refused = collect_with(0.0).unwrap_err().to_string();
-    assert!(refused.contains("give a scripted share too"), "{refused}");
+    for too_few in [0.0, 0.01] {
+        // 0.01 of 8 envs rounds to no scripted env at all.
+        let refused = collect_with(too_few).unwrap_err().to_string();
+        assert!(refused.contains("give a scripted share"), "{refused}");
+    }
     let refused = collect_with(0.75).unwrap_err().to_string();
     assert!(refused.contains("add up to at most 1"), "{refused}");
     if let Some(data) = rendered(collect_with(0.5)) {

@@ -92,11 +92,6 @@ pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Capti
             c.scripted, c.driven, c.decoy
         )));
     }
-    if c.decoy > 0.0 && c.scripted == 0.0 {
-        return Err(RewardError::Input(
-            "decoys replay the scripted envs' actions: give a scripted share too".into(),
-        ));
-    }
     if c.driven > 0.0 && driver.is_none() {
         return Err(RewardError::Input(
             "a driven share needs a driver (a trained policy)".into(),
@@ -110,6 +105,15 @@ pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Capti
         ..VecOptions::default()
     };
     let n = c.num_envs.clamp(1, c.frames.max(1));
+    let scripted = ((c.scripted * n as f64).round() as usize).min(n);
+    let driven = ((c.driven * n as f64).round() as usize).min(n - scripted);
+    let decoys = ((c.decoy * n as f64).round() as usize).min(n - scripted - driven);
+    if decoys > 0 && scripted == 0 {
+        return Err(RewardError::Input(format!(
+            "decoys replay the scripted envs' actions: give a scripted share that is \
+             at least one of the {n} envs too"
+        )));
+    }
     let mut venv = registry
         .make_vec(c.env, n, c.config, options)
         .map_err(env_error)?;
@@ -121,9 +125,6 @@ pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Capti
     .map_err(|e| RewardError::Backend(e.to_string()))?;
     let space = venv.spec().action_space.clone();
     let dim = space.flat_dim();
-    let scripted = ((c.scripted * n as f64).round() as usize).min(n);
-    let driven = ((c.driven * n as f64).round() as usize).min(n - scripted);
-    let decoys = ((c.decoy * n as f64).round() as usize).min(n - scripted - driven);
     let obs_dim = venv.batch().obs_dim;
     let mut controller = match scripted {
         0 => None,
