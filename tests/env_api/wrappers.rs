@@ -256,3 +256,48 @@ fn image_pixels_are_not_normalised() {
         .normalize_components(&mut again, dim, &normalised, Some(10.0));
     assert_eq!(again, venv.batch().obs);
 }
+
+#[test]
+fn a_restore_or_partial_reset_normalises_only_its_own_rows() {
+    let make = || vec_env("classic/pendulum-v1", 4, AutoresetMode::SameStep, 1);
+    let (mut raw, mut venv) = (make(), NormalizeObservation::new(make(), Some(10.0)));
+    raw.reset(Some(3), None).unwrap();
+    venv.reset(Some(3), None).unwrap();
+    for t in 0..20 {
+        let actions = crate::actions_for(&venv, t);
+        raw.step(&actions).unwrap();
+        venv.step(&actions).unwrap();
+    }
+    let state = venv.snapshot(2).unwrap();
+    for t in 20..25 {
+        let actions = crate::actions_for(&venv, t);
+        raw.step(&actions).unwrap();
+        venv.step(&actions).unwrap();
+    }
+    // A restore (as a resumed run makes, one env at a time) rewrites row 2
+    // only and is not a new sample for the statistics.
+    let (before, stats) = (venv.batch().obs.clone(), venv.stats().clone());
+    for _ in 0..3 {
+        venv.restore(&state, &[2]).unwrap();
+    }
+    raw.restore(&state, &[2]).unwrap();
+    assert_eq!(venv.stats(), &stats, "a restore moved the statistics");
+    let mut expected = raw.batch().obs.clone();
+    stats.normalize_components(&mut expected, 3, &[0, 1, 2], Some(10.0));
+    assert_eq!(venv.batch().obs[6..9], expected[6..9], "the restored row");
+    for i in [0, 1, 3] {
+        assert_eq!(
+            venv.batch().obs[i * 3..i * 3 + 3],
+            before[i * 3..i * 3 + 3],
+            "row {i} was normalised again"
+        );
+    }
+    // A partial reset normalises the reset row and leaves the others.
+    let before = venv.batch().obs.clone();
+    let mask = [false, true, false, false];
+    venv.reset_envs(&mask, Default::default()).unwrap();
+    for i in [0, 2, 3] {
+        assert_eq!(venv.batch().obs[i * 3..i * 3 + 3], before[i * 3..i * 3 + 3]);
+    }
+    assert!(venv.batch().obs[3..6].iter().all(|z| z.abs() <= 10.0));
+}

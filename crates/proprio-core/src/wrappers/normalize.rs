@@ -1,6 +1,7 @@
 //! Observation and reward normalisation with running statistics (Gymnasium / CleanRL).
 
 use super::forward_vec_env;
+use crate::env::{ResetOptions, State};
 use crate::error::Result;
 use crate::vec_env::{AutoresetMode, Batch, VecEnv};
 use serde::{Deserialize, Serialize};
@@ -132,19 +133,21 @@ impl<V: VecEnv> NormalizeObservation<V> {
         self.update = update;
     }
 
-    /// Normalises the batch; reset envs need nothing else, as the statistics are shared.
-    fn after_reset(&mut self, _which: &dyn Fn(usize) -> bool) {
-        self.normalise();
-    }
-
-    fn normalise(&mut self) {
+    /// Normalises the rows `fresh` picks, which the inner env has just
+    /// written raw (all after a step or a full reset; the reset or restored
+    /// envs otherwise: the other rows are normalised already). `update`
+    /// adds them to the statistics first; a restore does not, as a restored
+    /// state is not a new sample.
+    fn normalise(&mut self, fresh: &dyn Fn(usize) -> bool, update: bool) {
         let batch = self.inner.batch_mut();
-        if self.update {
+        if update {
             if self.components.len() == batch.obs_dim {
-                self.rms.update(&batch.obs, |_| false);
+                self.rms.update(&batch.obs, |r| !fresh(r));
             } else {
                 self.gathered.clear();
-                for row in batch.obs.chunks_exact(batch.obs_dim.max(1)) {
+                for (_, row) in (batch.obs.chunks_exact(batch.obs_dim.max(1)).enumerate())
+                    .filter(|(r, _)| fresh(*r))
+                {
                     self.gathered
                         .extend(self.components.iter().map(|&j| row[j]));
                 }
@@ -169,30 +172,47 @@ impl<V: VecEnv> NormalizeObservation<V> {
                 row[j] = self.clip.map_or(z, |c| z.clamp(-c, c));
             }
         };
-        obs.chunks_exact_mut((*obs_dim).max(1)).for_each(apply);
-        for (row, _) in (final_obs.chunks_exact_mut((*obs_dim).max(1)))
-            .zip(has_final.iter())
-            .filter(|(_, h)| **h)
+        let dim = (*obs_dim).max(1);
+        for (r, row) in obs.chunks_exact_mut(dim).enumerate() {
+            if fresh(r) {
+                apply(row);
+            }
+        }
+        for (r, (row, _)) in (final_obs.chunks_exact_mut(dim).zip(has_final.iter()))
+            .enumerate()
+            .filter(|(_, (_, h))| **h)
         {
-            apply(row);
+            if fresh(r) {
+                apply(row);
+            }
         }
     }
 }
 
 impl<V: VecEnv> VecEnv for NormalizeObservation<V> {
-    forward_vec_env!(
-        spec,
-        num_envs,
-        autoreset_mode,
-        batch,
-        snapshot,
-        resets_then_after_reset,
-        scene,
-    );
+    forward_vec_env!(spec, num_envs, autoreset_mode, batch, snapshot, scene,);
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         self.inner.step(actions)?;
-        self.normalise();
+        self.normalise(&|_| true, self.update);
+        Ok(())
+    }
+
+    fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
+        self.inner.reset(seed, options)?;
+        self.normalise(&|_| true, self.update);
+        Ok(())
+    }
+
+    fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
+        self.inner.reset_envs(mask, options)?;
+        self.normalise(&|i| mask[i], self.update);
+        Ok(())
+    }
+
+    fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
+        self.inner.restore(state, envs)?;
+        self.normalise(&|i| envs.contains(&i), false);
         Ok(())
     }
 }
