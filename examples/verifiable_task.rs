@@ -12,6 +12,7 @@ use proprio::serde_json::Value;
 use proprio::{EnvEntry, EnvRng, NoConfig, Registry, Space};
 use proprio_language::vocab::{DIGIT0, SYMBOLS, as_digit, digit};
 use proprio_language::{Puzzle, REWARD_RANGE, SingleTurn, Verdict};
+use proprio_learn::Learner;
 use proprio_learn::grpo::{Grpo, GrpoConfig};
 use std::sync::Arc;
 

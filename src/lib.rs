@@ -62,7 +62,30 @@ pub fn make_vec_observed(
     options: VecOptions,
     obs: &render::ObsOptions,
 ) -> Result<Box<dyn VecEnv>> {
-    let venv = if obs.mode == render::ObsMode::State {
+    make_vec_framed(
+        id,
+        num_envs,
+        config,
+        options,
+        obs,
+        &render::FrameSource::new(),
+    )
+}
+
+/// [`make_vec_observed`] drawing its images from `frames`, so that wrappers
+/// added on top (a reward model) share its renderer, scenes and images. In
+/// same-step mode the pixel wrapper sees each episode's last frame, and
+/// [`wrappers::SameStepAutoreset`] resets the finished envs on top of it.
+#[cfg(feature = "render")]
+pub fn make_vec_framed(
+    id: &str,
+    num_envs: usize,
+    config: &serde_json::Value,
+    options: VecOptions,
+    obs: &render::ObsOptions,
+    frames: &render::FrameSource,
+) -> Result<Box<dyn VecEnv>> {
+    let venv: Box<dyn VecEnv> = if obs.mode == render::ObsMode::State {
         make_vec(id, num_envs, config, options)?
     } else {
         let inner = VecOptions {
@@ -70,7 +93,12 @@ pub fn make_vec_observed(
             ..options
         };
         let venv = make_vec(id, num_envs, config, inner)?;
-        Box::new(render::PixelObs::new(venv, obs.clone(), options.autoreset)?)
+        let pixels = render::PixelObs::new(venv, obs.clone(), frames)?;
+        if options.autoreset == AutoresetMode::SameStep {
+            Box::new(wrappers::SameStepAutoreset::new(pixels)?)
+        } else {
+            Box::new(pixels)
+        }
     };
     Ok(match obs.frame_stack {
         0 | 1 => venv,

@@ -77,6 +77,7 @@ pub fn eval(args: &EvalArgs) -> CliResult {
             "success_rate": evaluation.success_rate,
             "mean_model_return": evaluation.mean_model_return(),
             "model_returns": evaluation.model_returns,
+            "infos": evaluation.infos,
             "deterministic": !args.stochastic,
         });
         println!("{report}");

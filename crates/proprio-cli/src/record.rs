@@ -4,9 +4,9 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
-use proprio::RandomActions;
+use proprio::{Agent, RandomAgent};
 use proprio_learn::Policy;
-use proprio_learn::recording::{ActFn, RecordOptions, record, record_policy};
+use proprio_learn::recording::{RecordOptions, record, record_policy};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -94,20 +94,12 @@ pub fn run(args: &RecordArgs) -> CliResult {
             let config = input::config(args.config.as_deref())?;
             let mut venv = proprio::make_vec(&id, n, &config, RecordOptions::vec_options())?;
             let space = venv.spec().action_space.clone();
-            let mut act: Box<ActFn> = if args.random {
-                let mut random = RandomActions::new(args.seed, n);
-                Box::new(move |_, actions| {
-                    random.sample(&space, actions);
-                    Ok(())
-                })
+            let mut agent: Box<dyn Agent + Send> = if args.random {
+                Box::new(RandomAgent::new(space, args.seed))
             } else {
-                let mut scripted = proprio::registry().controller(&id, venv.spec())?;
-                Box::new(move |obs, actions| {
-                    scripted.act(obs, actions);
-                    Ok(())
-                })
+                proprio::registry().scripted(&id, venv.spec())?
             };
-            record(venv.as_mut(), &mut act, &options, &args.out).map_err(fail)?
+            record(venv.as_mut(), agent.as_mut(), &options, &args.out).map_err(fail)?
         }
     };
     let size = args.image_size;

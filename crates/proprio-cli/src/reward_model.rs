@@ -6,7 +6,7 @@ use crate::{CliResult, Failure, input};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use proprio::serde_json::json;
-use proprio_reward::fit::{Collect, Driver, FitConfig, collect, fit, save};
+use proprio_reward::fit::{Collect, FitConfig, collect, fit, save};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -116,7 +116,7 @@ fn fit_clip(args: &FitClipArgs) -> CliResult {
                     args.env
                 )));
             }
-            Some(Trained(policy))
+            Some(policy)
         }
         None => None,
     };
@@ -135,7 +135,7 @@ fn fit_clip(args: &FitClipArgs) -> CliResult {
             decoy: args.decoy,
             seed: args.seed,
         },
-        policy.as_mut().map(|p| p as &mut dyn Driver),
+        policy.as_mut().map(|p| p as &mut dyn proprio::Agent),
     )
     .map_err(fail)?;
     let collected = start.elapsed().as_secs_f64();
@@ -204,17 +204,6 @@ impl proprio_viewer::LabelDesk for Folder {
     fn answer(&mut self, labels: &[f32]) -> Result<(), String> {
         let round = self.open.take().ok_or("no round is open")?;
         round.answer(labels).map_err(|e| e.to_string())
-    }
-}
-
-/// A trained policy acting, with its sampling noise, for `fit-clip`'s driven envs.
-struct Trained(proprio_learn::Policy);
-
-impl Driver for Trained {
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
-        self.0
-            .act_batch(obs, false, actions)
-            .map_err(|e| e.to_string())
     }
 }
 

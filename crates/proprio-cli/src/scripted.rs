@@ -3,7 +3,7 @@
 use crate::eval::EvalArgs;
 use crate::{CliResult, Failure, input};
 use proprio::serde_json::json;
-use proprio::{AutoresetMode, VecOptions};
+use proprio::{ActMode, AutoresetMode, VecOptions};
 
 /// Runs `--episodes` episodes (one per env, in parallel) and reports return and success.
 pub fn eval(args: &EvalArgs) -> CliResult {
@@ -21,7 +21,7 @@ pub fn eval(args: &EvalArgs) -> CliResult {
     };
     let n = args.episodes;
     let mut venv = proprio::make_vec(id, n, &config, options)?;
-    let mut controller = proprio::registry().controller(id, venv.spec())?;
+    let mut scripted = proprio::registry().scripted(id, venv.spec())?;
     let dim = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; n * dim];
     let mut returns = vec![0.0f64; n];
@@ -29,7 +29,7 @@ pub fn eval(args: &EvalArgs) -> CliResult {
     let mut success = vec![None; n];
     venv.reset(Some(args.seed), None)?;
     while success.iter().any(Option::is_none) {
-        controller.act(&venv.batch().obs, &mut actions);
+        scripted.act(&venv.batch().obs, &mut actions, ActMode::Deterministic)?;
         venv.step(&actions)?;
         let b = venv.batch();
         let finished: Vec<bool> = (0..n).map(|i| b.done(i)).collect();

@@ -1,20 +1,12 @@
 //! `proprio train`: PPO, SAC, TD3, DSAC-T or GRPO on any registered env.
 
 use crate::{CliResult, Failure, input};
-use clap::{Args, ValueEnum};
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use proprio::serde_json::{self, Map, Value};
 use proprio_learn::{Algo, Backend, EnvSource, TrainRequest};
 use proprio_reward::RewardConfig;
 use std::path::PathBuf;
-
-#[derive(Clone, Copy, ValueEnum)]
-enum AlgoArg {
-    Ppo,
-    Sac,
-    Td3,
-    Dsac,
-    Grpo,
-}
 
 #[derive(Args)]
 pub struct TrainArgs {
@@ -22,8 +14,8 @@ pub struct TrainArgs {
     #[arg(long, required_unless_present = "resume")]
     env: Option<String>,
     /// Learner.
-    #[arg(long, value_enum, default_value = "ppo")]
-    algo: AlgoArg,
+    #[arg(long, default_value = "ppo", value_parser = PossibleValuesParser::new(Algo::NAMES).map(|name| Algo::from_name(&name).expect("a listed name")))]
+    algo: Algo,
     /// Seed of weights, envs, action sampling and minibatch order.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -82,34 +74,25 @@ fn overrides(set: &[String], total_steps: Option<u64>) -> Result<Map<String, Val
 pub fn run(args: &TrainArgs) -> CliResult {
     let dir = match (&args.resume, &args.env) {
         (Some(dir), _) => proprio_learn::resume(dir.clone(), args.total_steps),
-        (None, Some(env)) => {
-            let algo = match args.algo {
-                AlgoArg::Ppo => Algo::Ppo,
-                AlgoArg::Sac => Algo::Sac,
-                AlgoArg::Td3 => Algo::Td3,
-                AlgoArg::Dsac => Algo::Dsac,
-                AlgoArg::Grpo => Algo::Grpo,
-            };
-            proprio_learn::train(TrainRequest {
-                algo,
-                env: EnvSource {
-                    obs: args.obs.options(),
-                    reward: args
-                        .reward
-                        .as_deref()
-                        .map(RewardConfig::read)
-                        .transpose()
-                        .map_err(|e| Failure(e.to_string()))?,
-                    ..EnvSource::new(env, input::config(args.config.as_deref())?, args.backend)
-                },
-                seed: args.seed,
-                backend: args.device,
-                threads: args.threads,
-                overrides: overrides(&args.set, args.total_steps)?,
-                out: args.out.clone(),
-                video_every: args.video_every,
-            })
-        }
+        (None, Some(env)) => proprio_learn::train(TrainRequest {
+            algo: args.algo,
+            env: EnvSource {
+                obs: args.obs.options(),
+                reward: args
+                    .reward
+                    .as_deref()
+                    .map(RewardConfig::read)
+                    .transpose()
+                    .map_err(|e| Failure(e.to_string()))?,
+                ..EnvSource::new(env, input::config(args.config.as_deref())?, args.backend)
+            },
+            seed: args.seed,
+            backend: args.device,
+            threads: args.threads,
+            overrides: overrides(&args.set, args.total_steps)?,
+            out: args.out.clone(),
+            video_every: args.video_every,
+        }),
         (None, None) => return Err(Failure("give --env ENV, or --resume RUN_DIR".into())),
     }
     .map_err(|e| Failure(e.to_string()))?;

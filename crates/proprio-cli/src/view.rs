@@ -2,9 +2,9 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
-use proprio::RandomActions;
+use proprio::{Agent, RandomAgent};
 use proprio_learn::Policy;
-use proprio_viewer::{Capture, Pilot, ViewerOptions};
+use proprio_viewer::{Capture, ViewerOptions};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -53,45 +53,6 @@ pub struct ViewArgs {
     obs: input::ObsArgs,
 }
 
-/// A trained policy acting greedily (the distribution's mode).
-struct Trained(Policy);
-
-impl Pilot for Trained {
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
-        self.0
-            .act_batch(obs, true, actions)
-            .map_err(|e| e.to_string())
-    }
-}
-
-/// An env's scripted controller.
-struct Scripted(Box<dyn proprio::Controller>);
-
-impl Pilot for Scripted {
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
-        self.0.act(obs, actions);
-        Ok(())
-    }
-}
-
-/// Uniform random actions, each env from its own stream (rebuilt when the grid changes size).
-struct Random {
-    space: proprio::Space,
-    seed: u64,
-    streams: RandomActions,
-}
-
-impl Pilot for Random {
-    fn act(&mut self, _obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
-        let n = actions.len() / self.space.flat_dim().max(1);
-        if self.streams.num_envs() != n {
-            self.streams = RandomActions::new(self.seed, n);
-        }
-        self.streams.sample(&self.space, actions);
-        Ok(())
-    }
-}
-
 fn size(text: &str) -> Result<(u32, u32), Failure> {
     let parse = |s: &str| s.trim().parse::<u32>().ok();
     text.split_once('x')
@@ -103,27 +64,23 @@ pub fn run(args: &ViewArgs) -> CliResult {
     let mut env = args.env.clone();
     let mut config = input::config(args.config.as_deref())?;
     let mut obs = args.obs.options();
-    let mut pilot: Option<Box<dyn Pilot>> = None;
+    let mut agent: Option<Box<dyn Agent + Send>> = None;
     if let Some(dir) = &args.checkpoint {
         let policy = Policy::load(dir).map_err(|e| Failure(e.to_string()))?;
         env = Some(policy.env().id.clone());
         config = policy.env().config.clone();
         obs = policy.env().obs.clone();
-        pilot = Some(Box::new(Trained(policy)));
+        agent = Some(Box::new(policy));
     }
     if let Some(kind) = &args.policy {
         let id = env
             .clone()
             .ok_or_else(|| Failure(format!("--policy {kind} needs --env ENV")))?;
         let spec = proprio::registry().spec(&id, &config)?;
-        pilot = Some(if kind == "random" {
-            Box::new(Random {
-                space: spec.action_space.clone(),
-                seed: args.seed,
-                streams: RandomActions::new(args.seed, args.num_envs),
-            })
+        agent = Some(if kind == "random" {
+            Box::new(RandomAgent::new(spec.action_space.clone(), args.seed))
         } else {
-            Box::new(Scripted(proprio::registry().controller(&id, &spec)?))
+            proprio::registry().scripted(&id, &spec)?
         });
     }
     let capture = match &args.screenshot {
@@ -143,7 +100,7 @@ pub fn run(args: &ViewArgs) -> CliResult {
         obs,
         seed: args.seed,
         num_envs: args.num_envs,
-        pilot,
+        agent,
         speed: args.speed,
         capture,
         hide_overlay: args.hide_overlay,

@@ -400,23 +400,24 @@ fn embed_prints_clip_embeddings_and_refuses_bad_inputs() {
 /// Trains cart-pole briefly on the reward `reward` (a TOML file) into `run`;
 /// false when skipped for want of a wgpu adapter (unless `PROPRIO_REQUIRE_GPU`).
 fn train_on_reward(reward: &str, run: &std::path::Path) -> bool {
-    let out = proprio(&[
-        "train",
-        "--env",
-        "classic/cartpole-v1",
-        "--reward",
-        reward,
+    let ppo = [
         "--total-steps",
         "256",
         "--set",
         "num_envs=4",
         "--set",
         "num_steps=32",
-        "--set",
-        "eval_episodes=3",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    ];
+    train_on_reward_with(reward, run, &ppo)
+}
+
+/// Trains on cartpole under the reward model `reward` with the learner
+/// arguments `learner`; false (skipped) without a wgpu adapter.
+fn train_on_reward_with(reward: &str, run: &std::path::Path, learner: &[&str]) -> bool {
+    let mut args = vec!["train", "--env", "classic/cartpole-v1", "--reward", reward];
+    args.extend_from_slice(learner);
+    args.extend_from_slice(&["--set", "eval_episodes=3", "--out", run.to_str().unwrap()]);
+    let out = proprio(&args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("no GPU adapter") && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() {
         eprintln!("skipped: {stderr}");
@@ -517,6 +518,75 @@ fn a_preference_rewards_model_is_checkpointed_and_evaluated() {
         in_training != 0.0,
         "evaluation during training pays it too: {last}"
     );
+}
+
+/// The group learner checkpoints and evaluates a learning reward head as the
+/// actor-critic learners do: `reward_net.bpk` is in its checkpoint, and both
+/// its evaluation in training and `proprio eval` pay the saved `r_ψ` (three
+/// evaluation episodes of a fresh head, which labels nothing before 200
+/// frames, would pay 0).
+#[test]
+fn a_group_learner_checkpoints_and_evaluates_a_preference_reward() {
+    let dir = Scratch::new("cli-preference-grpo");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    let reward = write(
+        &dir,
+        "reward.toml",
+        &format!(
+            "kind = \"preference\"\nmodel = \"{fixture}\"\nlabeller = \"oracle\"\n\
+             segment = 4\nqueries = 20\nquery_every = 200\n"
+        ),
+    );
+    let run = dir.join("run");
+    let grpo = [
+        "--algo",
+        "grpo",
+        "--total-steps",
+        "400",
+        "--set",
+        "group_size=2",
+        "--set",
+        "groups=2",
+        "--set",
+        "hidden=[16]",
+    ];
+    if !train_on_reward_with(&reward, &run, &grpo) {
+        return;
+    }
+    assert!(run.join("checkpoint/reward_net.bpk").is_file());
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
+    assert!(last["reward_share"].as_f64().unwrap() > 0.0, "{last}");
+    let in_training = last["eval_model_return"].as_f64().unwrap();
+    assert!(
+        in_training != 0.0,
+        "evaluation in training pays r_ψ: {last}"
+    );
+    let report = eval_json(&run);
+    assert!(
+        report["mean_model_return"].as_f64().unwrap() != 0.0,
+        "the saved r_ψ pays a reward: {report}"
+    );
+}
+
+/// A schedule under which the learner never updates is refused before any
+/// step: TD3 with CleanRL's `learning_starts` of 25,000 and 25,000 steps.
+#[test]
+fn a_schedule_that_never_learns_is_a_one_line_error() {
+    let dir = Scratch::new("cli-schedule");
+    let out = proprio(&[
+        "train",
+        "--env",
+        "classic/pendulum-v1",
+        "--algo",
+        "td3",
+        "--total-steps",
+        "25000",
+        "--out",
+        dir.join("run").to_str().unwrap(),
+    ]);
+    assert_one_line_error(&out, "learning_starts");
+    assert!(!dir.join("run").exists(), "no run directory is left behind");
 }
 
 /// `reward-model fit-clip` refuses what it cannot do in one line: an env

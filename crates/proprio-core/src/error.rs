@@ -87,6 +87,9 @@ pub enum Error {
     /// The requested backend cannot run here (no GPU adapter, or no GPU version of the env).
     #[error("{0}")]
     Backend(String),
+    /// An agent could not choose its actions (e.g. a policy's network failed).
+    #[error("the agent could not act: {0}")]
+    Agent(String),
     /// An allocation was refused before it was made: it would not fit in memory.
     #[error(
         "{what} needs {needed} of memory, but only {available} is available; use fewer envs or smaller buffers"

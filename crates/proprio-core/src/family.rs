@@ -2,9 +2,10 @@
 //! manipulation tasks): register their tasks, parse a user's config, build
 //! the spec `proprio info` shows, refuse reset options.
 
+use crate::agent::Agent;
 use crate::env::{Env, EnvSpec, ResetOptions};
 use crate::error::{Error, Result};
-use crate::registry::{Controller, EnvEntry, MAX_EPISODE_STEPS, Registry, split_config};
+use crate::registry::{EnvEntry, MAX_EPISODE_STEPS, Registry, split_config};
 use crate::space::Space;
 use crate::vec_env::{VecEnv, VecOptions};
 use serde::{Serialize, de::DeserializeOwned};
@@ -91,7 +92,7 @@ pub struct FamilyMakers<T> {
     /// A batch of envs from a user config.
     pub make_vec: MakeFamilyVec<T>,
     /// The scripted baseline for envs of a spec.
-    pub controller: fn(&EnvEntry, T, &EnvSpec) -> Result<Box<dyn Controller>>,
+    pub scripted: fn(&EnvEntry, T, &EnvSpec) -> Result<Box<dyn Agent + Send>>,
 }
 
 /// Registers every `(entry, task, default config)` of a family with its makers and scripted baseline.
@@ -101,7 +102,7 @@ pub fn register_family<T: Copy + Send + Sync + 'static>(
     makers: &FamilyMakers<T>,
 ) {
     for (entry, task, default_config) in tasks {
-        let (make, make_vec, controller) = (makers.make, makers.make_vec, makers.controller);
+        let (make, make_vec, scripted) = (makers.make, makers.make_vec, makers.scripted);
         registry.register(
             entry,
             default_config,
@@ -109,9 +110,7 @@ pub fn register_family<T: Copy + Send + Sync + 'static>(
             Box::new(move |config, n, options| make_vec(&entry, task, config, n, options)),
         );
         // The id was registered just above.
-        let _ = registry.register_controller(
-            entry.id,
-            Box::new(move |spec| controller(&entry, task, spec)),
-        );
+        let _ = registry
+            .register_scripted(entry.id, Box::new(move |spec| scripted(&entry, task, spec)));
     }
 }

@@ -10,6 +10,7 @@
 //! Observations and actions are flat `f32` vectors in the encoding of their
 //! space; batched buffers hold N of them back to back.
 
+mod agent;
 pub mod chunked;
 mod env;
 mod error;
@@ -27,6 +28,7 @@ mod threaded;
 mod vec_env;
 pub mod wrappers;
 
+pub use agent::{ActMode, Agent, RandomAgent};
 pub use chunked::{ChunkedKernel, ChunkedModel};
 pub use env::{Env, EnvSpec, Phase, ResetOptions, State, Step, Transition};
 pub use error::{ActionError, Error, Result};
@@ -34,8 +36,7 @@ pub use info::Info;
 pub use kernel::{Kernel, KernelEnv, KernelVecEnv, command};
 pub use pool::WorkerPool;
 pub use registry::{
-    Caption, Controller, EnvEntry, MAX_EPISODE_STEPS, MakeController, MakeEnv, MakeVecEnv,
-    Registry, split_config,
+    Caption, EnvEntry, MAX_EPISODE_STEPS, MakeEnv, MakeScripted, MakeVecEnv, Registry, split_config,
 };
 pub use rng::{EnvRng, RandomActions, episode_rng};
 pub use scene::{Framing, Line, Pose, Scene, SceneCamera, Shape, Texture, Visual};

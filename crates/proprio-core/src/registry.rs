@@ -1,5 +1,6 @@
 //! The registry: `make("classic/cartpole-v1", config)` for single and batched envs.
 
+use crate::agent::Agent;
 use crate::env::{Env, EnvSpec};
 use crate::error::{Error, Result};
 use crate::family;
@@ -42,14 +43,8 @@ pub type MakeEnv = Box<dyn Fn(&Value) -> Result<Box<dyn Env>> + Send + Sync>;
 pub type MakeVecEnv =
     Box<dyn Fn(&Value, usize, VecOptions) -> Result<Box<dyn VecEnv>> + Send + Sync>;
 
-/// A hand-written controller acting on observations: the scripted baseline an env ships.
-pub trait Controller: Send {
-    /// Writes the actions `[N × A]` for a batch of observations `[N × D]`.
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]);
-}
-
-/// Builds an env's scripted controller for envs of `spec`.
-pub type MakeController = Box<dyn Fn(&EnvSpec) -> Result<Box<dyn Controller>> + Send + Sync>;
+/// Builds an env's scripted agent (its hand-written baseline) for envs of `spec`.
+pub type MakeScripted = Box<dyn Fn(&EnvSpec) -> Result<Box<dyn Agent + Send>> + Send + Sync>;
 
 /// Describes a state observation in words (`None` when its layout is not the
 /// one the captions were written for): the captions an in-domain CLIP is
@@ -61,7 +56,7 @@ struct Registered {
     default_config: Value,
     make: MakeEnv,
     make_vec: MakeVecEnv,
-    controller: Option<MakeController>,
+    scripted: Option<MakeScripted>,
     caption: Option<Caption>,
 }
 
@@ -187,15 +182,15 @@ impl Registry {
                 default_config,
                 make,
                 make_vec,
-                controller: None,
+                scripted: None,
                 caption: None,
             },
         );
     }
 
-    /// Registers the scripted controller of an already registered env.
-    pub fn register_controller(&mut self, id: &str, make: MakeController) -> Result<()> {
-        self.get_mut(id)?.controller = Some(make);
+    /// Registers the scripted agent (hand-written baseline) of an already registered env.
+    pub fn register_scripted(&mut self, id: &str, make: MakeScripted) -> Result<()> {
+        self.get_mut(id)?.scripted = Some(make);
         Ok(())
     }
 
@@ -213,9 +208,9 @@ impl Registry {
         })
     }
 
-    /// The scripted controller of `id` for envs of `spec`.
-    pub fn controller(&self, id: &str, spec: &EnvSpec) -> Result<Box<dyn Controller>> {
-        match &self.get(id)?.controller {
+    /// The scripted agent of `id` for envs of `spec`.
+    pub fn scripted(&self, id: &str, spec: &EnvSpec) -> Result<Box<dyn Agent + Send>> {
+        match &self.get(id)?.scripted {
             Some(make) => make(spec),
             None => Err(Error::Config {
                 id: id.into(),

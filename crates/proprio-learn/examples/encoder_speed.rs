@@ -7,7 +7,7 @@
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::prelude::*;
 use proprio::Space;
-use proprio_learn::encoder::{CnnConfig, Encoder, ObsLayout};
+use proprio_learn::nets::encoder::{CnnConfig, Encoder, ObsLayout};
 use std::time::Instant;
 
 fn main() {

@@ -4,44 +4,38 @@
 //! metrics and learning curves. Networks run on burn's CPU backend (`flex`)
 //! by default, or on any GPU through `wgpu` (cargo feature `wgpu`); the
 //! algorithm code is the same for both.
+//!
+//! Layers, each importing only those below it: `base` (errors, tensors,
+//! devices, seeds) → `nets` (networks) and `estimators` → `env` (the envs a
+//! learner steps and evaluates on) → `run` (the run directory) → `learner`
+//! (the one training loop) → `algos` (one folder per algorithm) → `policy`
+//! (a checkpoint that acts), `recording` → `train` (the table of algorithms).
 
-pub mod actor;
+pub mod algos;
+pub mod base;
 mod burn_rl;
-pub mod critic;
-mod device;
-pub mod dsac;
-pub mod encoder;
-mod envs;
-mod error;
-mod grad;
-pub mod grpo;
-mod head;
-mod integrity;
-mod layout;
-mod mlp;
-pub mod offpolicy;
+pub mod env;
+pub mod estimators;
+pub mod learner;
+pub mod nets;
 pub mod plot;
 mod policy;
-pub mod ppo;
 pub mod recording;
 pub mod replay;
 pub mod run;
-pub mod sac;
-pub mod sequence;
-pub mod td3;
-mod tensor;
 mod train;
-mod transformer;
 mod tuned;
 pub mod video;
 
+pub use algos::{dsac, grpo, offpolicy, ppo, sac, td3};
+pub use base::device::Backend;
+pub use base::error::{LearnError, Result};
+pub use base::grad::clip_global_norm;
 pub use burn_rl::BurnRlEnv;
-pub use device::Backend;
-pub use envs::{EnvSource, Evaluation, Normalization, NormalizerStats, TrainEnv, evaluate};
-pub use error::{LearnError, Result};
-pub use grad::clip_global_norm;
-pub use head::{ActionHead, standard_normal};
-pub use mlp::{Activation, Mlp, orthogonal};
+pub use env::{EnvSource, Evaluation, Normalization, NormalizerStats, TrainEnv, evaluate};
+pub use learner::{Cadence, Learner};
+pub use nets::head::{ActionHead, standard_normal};
+pub use nets::mlp::{Activation, Mlp, orthogonal};
 pub use policy::Policy;
 pub use run::Algo;
 pub use train::{TrainRequest, default_config, resume, train};

@@ -1,6 +1,6 @@
 //! `proprio plot`: learning curves from `metrics.jsonl` files, drawn to PNG.
 
-use crate::error::{LearnError, Result};
+use crate::base::error::{LearnError, Result};
 use plotters::prelude::*;
 use plotters::style::{FontFamily, register_font};
 use proprio::serde_json::{self, Value};

@@ -1,63 +1,30 @@
-//! `Policy`: a trained checkpoint that acts, for `proprio eval`, the viewer and library users.
+//! `Policy`: a trained checkpoint that acts, for `proprio eval`, the viewer
+//! and library users. The checkpoint's `policy.json` says which network acts
+//! (written by the learner); checkpoints from before it are read through
+//! [`legacy_policy_file`].
 
-use crate::actor::{Actor as _, ControlPolicy};
-use crate::envs::{EnvSource, Evaluation, NORMALIZED_CLIP, evaluate};
-use crate::error::{LearnError, Result};
-use crate::grpo::GrpoConfig;
-use crate::head::{ActionHead, standard_normal};
-use crate::ppo::{ActorCritic, PpoConfig};
-use crate::run::load_module;
-use crate::run::{Algo, RunInfo, load_run};
-use crate::sac::{Actor, box_affine, squash};
-use crate::sequence::SequencePolicy;
-use crate::td3::{ActionBox, DeterministicActor, Td3Config, add_exploration_noise};
-use crate::tensor::{host, matrix};
-use burn::prelude::*;
+use crate::algos::grpo::GrpoConfig;
+use crate::algos::ppo::PpoConfig;
+use crate::algos::td3::Td3Config;
+use crate::base::error::{LearnError, Result};
+use crate::base::seeds::policy_rng;
+use crate::env::{EnvSource, Evaluation, NORMALIZED_CLIP, evaluate};
+use crate::nets::acting::{ActingNet, POLICY_FILE, PolicyFile, PolicyNet};
+use crate::run::{Algo, RunInfo, load_run, read_json};
 use proprio::serde_json::Value;
 use proprio::wrappers::RunningMeanStd;
-use proprio::{EnvRng, Space, episode_rng};
+use proprio::{ActMode, Agent, EnvRng, Space};
 use std::path::Path;
-
-enum Networks {
-    Ppo {
-        agent: Box<ActorCritic>,
-        head: ActionHead,
-    },
-    Sac(Box<SquashedActor>),
-    /// A TD3 actor; sampling adds its Gaussian exploration noise.
-    Td3(Box<DeterministicPolicy>),
-    /// A group-learner (or token-level PPO) transformer, sampled at the run's temperature.
-    Sequence(Box<SequencePolicy>, f32),
-    /// A group-learner MLP policy for a control env.
-    Control(Box<ControlPolicy>, f32),
-}
-
-/// A SAC actor with the affine map from `[-1, 1]` to the action box.
-struct SquashedActor {
-    actor: Actor,
-    scale: Tensor<2>,
-    bias: Tensor<2>,
-}
-
-/// A TD3 actor with its action box and exploration noise (in half-widths).
-struct DeterministicPolicy {
-    actor: DeterministicActor,
-    bounds: ActionBox,
-    low: Vec<f32>,
-    high: Vec<f32>,
-    sigma: f32,
-}
 
 /// A trained policy loaded from a run directory.
 pub struct Policy {
     info: RunInfo,
-    nets: Networks,
+    net: ActingNet,
     obs_stats: Option<RunningMeanStd>,
     /// The observation components `obs_stats` describe (all but image pixels).
     normalized: Vec<usize>,
     obs_dim: usize,
     action_dim: usize,
-    device: Device,
     rng: EnvRng,
 }
 
@@ -69,99 +36,22 @@ impl Policy {
         info.env.reward_weights = Some(checkpoint.clone());
         let spec = proprio::registry().spec(&info.env.id, &info.env.config)?;
         let obs_space = info.env.observation_space()?;
-        let obs_dim = obs_space.flat_dim();
-        let device = info.backend.device()?;
-        let group = info.algo == Algo::Grpo || info.config.get("advantage").is_some();
-        let nets = match info.algo {
-            _ if group => {
-                let cfg: GrpoConfig = from_run_json(dir, "config", &info.config)?;
-                let mut rng = episode_rng(0, 0, 0);
-                let model = checkpoint.join("model.bpk");
-                if let Space::Tokens { .. } = spec.action_space {
-                    let policy = SequencePolicy::new(
-                        &spec.observation_space,
-                        &spec.action_space,
-                        &cfg.shape(),
-                        &device,
-                        &mut rng,
-                    )?;
-                    Networks::Sequence(Box::new(load_module(policy, &model)?), cfg.temperature)
-                } else {
-                    let head = ActionHead::for_space(&spec.action_space)?;
-                    let policy =
-                        ControlPolicy::new(&obs_space, head, &cfg.hidden, &device, &mut rng)?;
-                    Networks::Control(Box::new(load_module(policy, &model)?), cfg.temperature)
-                }
-            }
-            Algo::Ppo | Algo::Grpo => {
-                let head = ActionHead::for_space(&spec.action_space)?;
-                let cfg: PpoConfig = from_run_json(dir, "config", &info.config)?;
-                let agent = ActorCritic::new(
-                    &obs_space,
-                    &head,
-                    &cfg.shape(),
-                    &device,
-                    &mut episode_rng(0, 0, 0),
-                )?;
-                let agent = load_module(agent, &checkpoint.join("model.bpk"))?;
-                Networks::Ppo {
-                    agent: Box::new(agent),
-                    head,
-                }
-            }
-            Algo::Sac | Algo::Dsac => {
-                let Space::Box { low, high } = &spec.action_space else {
-                    return Err(LearnError::Config(
-                        "a SAC or DSAC run needs a box action space".into(),
-                    ));
-                };
-                let actor = Actor::new(
-                    obs_dim,
-                    low.len(),
-                    &from_run_json::<Vec<usize>>(dir, "config.hidden", &info.config["hidden"])?,
-                    &device,
-                    &mut episode_rng(0, 0, 0),
-                );
-                let actor = load_module(actor, &checkpoint.join("actor.bpk"))?;
-                let (scale, bias) = box_affine(low, high);
-                Networks::Sac(Box::new(SquashedActor {
-                    actor,
-                    scale: matrix(&scale, 1, low.len(), &device),
-                    bias: matrix(&bias, 1, low.len(), &device),
-                }))
-            }
-            Algo::Td3 => {
-                let Space::Box { low, high } = &spec.action_space else {
-                    return Err(LearnError::Config(
-                        "a TD3 run needs a box action space".into(),
-                    ));
-                };
-                let cfg: Td3Config = from_run_json(dir, "config", &info.config)?;
-                let actor = DeterministicActor::new(
-                    obs_dim,
-                    low.len(),
-                    &cfg.hidden,
-                    &device,
-                    &mut episode_rng(0, 0, 0),
-                );
-                Networks::Td3(Box::new(DeterministicPolicy {
-                    actor: load_module(actor, &checkpoint.join("actor.bpk"))?,
-                    bounds: ActionBox::new(low, high, &device),
-                    low: low.clone(),
-                    high: high.clone(),
-                    sigma: cfg.exploration_noise,
-                }))
-            }
+        let described = checkpoint.join(POLICY_FILE);
+        let file = if described.exists() {
+            read_json(&described)?
+        } else {
+            legacy_policy_file(dir, &info, &spec.action_space)?
         };
+        let device = info.backend.device()?;
+        let net = file.load(&obs_space, &spec.action_space, &checkpoint, &device)?;
         Ok(Self {
-            rng: episode_rng(info.seed, u64::MAX - 2, 0),
+            rng: policy_rng(info.seed),
             action_dim: spec.action_space.flat_dim(),
             obs_stats: progress.stats.and_then(|s| s.obs),
             normalized: obs_space.non_image_components(),
-            nets,
-            obs_dim,
+            obs_dim: obs_space.flat_dim(),
+            net,
             info,
-            device,
         })
     }
 
@@ -189,18 +79,6 @@ impl Policy {
         x
     }
 
-    /// Actions for a batch of raw observations `[N × D]`, written to `actions` `[N × A]`:
-    /// the distribution's mode when `deterministic`, a sample otherwise.
-    pub fn act_batch(
-        &mut self,
-        obs: &[f32],
-        deterministic: bool,
-        actions: &mut [f32],
-    ) -> Result<()> {
-        let normalized = self.normalise(obs);
-        self.act_normalized(&normalized, deterministic, actions)
-    }
-
     fn act_normalized(
         &mut self,
         obs: &[f32],
@@ -214,74 +92,14 @@ impl Policy {
                 self.obs_dim, self.action_dim
             )));
         }
-        let x = matrix(obs, n, self.obs_dim, &self.device);
-        match &self.nets {
-            Networks::Ppo { agent, head } => {
-                let params = host(agent.params(x))?;
-                let log_std = agent.log_std().map(host).transpose()?.unwrap_or_default();
-                let (p, a) = (head.param_dim(), head.action_dim());
-                let mut stored = vec![0.0; a];
-                for i in 0..n {
-                    head.sample(
-                        &params[i * p..(i + 1) * p],
-                        &log_std,
-                        &mut self.rng,
-                        deterministic,
-                        &mut stored,
-                        &mut actions[i * a..(i + 1) * a],
-                    );
-                }
-            }
-            Networks::Sequence(policy, temperature) => {
-                let sampled = policy.sample(obs, n, *temperature, deterministic, &mut self.rng)?;
-                actions.copy_from_slice(&sampled.actions);
-            }
-            Networks::Control(policy, temperature) => {
-                let sampled = policy.sample(obs, n, *temperature, deterministic, &mut self.rng)?;
-                actions.copy_from_slice(&sampled.actions);
-            }
-            Networks::Sac(sac) => {
-                let SquashedActor { actor, scale, bias } = sac.as_ref();
-                let action = if deterministic {
-                    actor.mode(x, scale.clone(), bias.clone())
-                } else {
-                    let eps: Vec<f32> = (0..n * self.action_dim)
-                        .map(|_| standard_normal(&mut self.rng))
-                        .collect();
-                    let (mean, log_std) = actor.forward(x);
-                    squash(
-                        mean,
-                        log_std,
-                        matrix(&eps, n, self.action_dim, &self.device),
-                        scale.clone(),
-                        bias.clone(),
-                    )
-                    .action
-                };
-                actions.copy_from_slice(&host(action)?);
-            }
-            Networks::Td3(td3) => {
-                let DeterministicPolicy {
-                    actor,
-                    bounds,
-                    low,
-                    high,
-                    sigma,
-                } = td3.as_ref();
-                let action = actor.forward(x, bounds.scale.clone(), bounds.bias.clone());
-                actions.copy_from_slice(&host(action)?);
-                if !deterministic {
-                    add_exploration_noise(actions, low, high, *sigma, &mut self.rng);
-                }
-            }
-        }
-        Ok(())
+        self.net.act(obs, n, deterministic, &mut self.rng, actions)
     }
 
     /// The action for one raw observation.
-    pub fn act(&mut self, obs: &[f32], deterministic: bool) -> Result<Vec<f32>> {
+    pub fn action(&mut self, obs: &[f32], mode: ActMode) -> Result<Vec<f32>> {
         let mut action = vec![0.0; self.action_dim];
-        self.act_batch(obs, deterministic, &mut action)?;
+        let normalized = self.normalise(obs);
+        self.act_normalized(&normalized, mode == ActMode::Deterministic, &mut action)?;
         Ok(action)
     }
 
@@ -299,9 +117,55 @@ impl Policy {
             episodes,
             seed,
             stats.as_ref(),
-            |obs, _, actions| self.act_normalized(obs, deterministic, actions),
+            &mut |obs: &[f32], actions: &mut [f32], _: ActMode| {
+                Ok(self.act_normalized(obs, deterministic, actions)?)
+            },
         )
     }
+}
+
+/// What a checkpoint written before `policy.json` holds, read from its run's
+/// `run.json` (the algorithm and its hyper-parameters).
+fn legacy_policy_file(dir: &Path, info: &RunInfo, action_space: &Space) -> Result<PolicyFile> {
+    let group = info.algo == Algo::Grpo || info.config.get("advantage").is_some();
+    let (net, weights) = if group {
+        let cfg: GrpoConfig = from_run_json(dir, "config", &info.config)?;
+        let net = match action_space {
+            Space::Tokens { .. } => PolicyNet::Sequence {
+                shape: cfg.shape(),
+                temperature: cfg.temperature,
+            },
+            _ => PolicyNet::Control {
+                hidden: cfg.hidden,
+                temperature: cfg.temperature,
+            },
+        };
+        (net, "model.bpk")
+    } else {
+        match info.algo {
+            Algo::Ppo | Algo::Grpo => {
+                let cfg: PpoConfig = from_run_json(dir, "config", &info.config)?;
+                (PolicyNet::ActorCritic { shape: cfg.shape() }, "model.bpk")
+            }
+            Algo::Sac | Algo::Dsac => {
+                let hidden = &info.config["hidden"];
+                let hidden = from_run_json(dir, "config.hidden", hidden)?;
+                (PolicyNet::Squashed { hidden }, "actor.bpk")
+            }
+            Algo::Td3 => {
+                let cfg: Td3Config = from_run_json(dir, "config", &info.config)?;
+                let net = PolicyNet::Deterministic {
+                    hidden: cfg.hidden,
+                    noise: cfg.exploration_noise,
+                };
+                (net, "actor.bpk")
+            }
+        }
+    };
+    Ok(PolicyFile {
+        net,
+        weights: weights.into(),
+    })
 }
 
 /// `value`, named `key` in the `run.json` of the run in `dir`, read as what the learner saved.
@@ -314,4 +178,13 @@ fn from_run_json<T: serde::de::DeserializeOwned>(
         path: dir.to_path_buf(),
         message: format!("run.json: {key}: {e}"),
     })
+}
+
+/// Acts on a batch of raw observations `[N × D]`, normalised with the
+/// training statistics: the mode of its distribution when deterministic.
+impl Agent for Policy {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32], mode: ActMode) -> proprio::Result<()> {
+        let normalized = self.normalise(obs);
+        Ok(self.act_normalized(&normalized, mode == ActMode::Deterministic, actions)?)
+    }
 }

@@ -2,16 +2,13 @@
 //! grid, stepped until each has played its episodes; shared by `proprio
 //! record` and `proprio train --video-every` (SB3's `VecVideoRecorder`).
 
-use crate::error::{LearnError, Result};
+use crate::base::error::{LearnError, Result};
 use crate::policy::Policy;
 use crate::video::{GifVideo, annotate, tile};
 use proprio::render::{Frames, RenderConfig, Renderer};
-use proprio::{AutoresetMode, Scene, Space, VecEnv, VecOptions};
+use proprio::{ActMode, Agent, AutoresetMode, Scene, Space, VecEnv, VecOptions};
 use std::borrow::Cow;
 use std::path::Path;
-
-/// Chooses a batch's actions `[N × A]` from its observations `[N × D]`.
-pub type ActFn<'a> = dyn FnMut(&[f32], &mut [f32]) -> Result<()> + 'a;
 
 /// How a recording looks.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,11 +66,11 @@ struct Cell {
 }
 
 /// Records `options.episodes` episodes of every env of `venv` (built with
-/// [`RecordOptions::vec_options`]) into the GIF `out`, `act` choosing the
-/// actions from the observations; returns the frames written.
+/// [`RecordOptions::vec_options`]) into the GIF `out`, `agent` choosing the
+/// actions (deterministically); returns the frames written.
 pub fn record(
     venv: &mut dyn VecEnv,
-    act: &mut ActFn,
+    agent: &mut dyn Agent,
     options: &RecordOptions,
     out: &Path,
 ) -> Result<usize> {
@@ -107,7 +104,7 @@ pub fn record(
     venv.reset(Some(options.seed), None)?;
     recorder.push(venv, &cells)?;
     while cells.iter().any(|c| c.still.is_none()) {
-        act(&venv.batch().obs, &mut actions)?;
+        agent.act(&venv.batch().obs, &mut actions, ActMode::Deterministic)?;
         venv.step(&actions)?;
         let batch = venv.batch();
         for (i, cell) in cells.iter_mut().enumerate() {
@@ -152,8 +149,8 @@ pub fn record_policy(policy: &mut Policy, options: &RecordOptions, out: &Path) -
     let space = venv.spec().action_space.clone();
     record(
         venv.as_mut(),
-        &mut |obs, actions| {
-            policy.act_batch(obs, true, actions)?;
+        &mut |obs: &[f32], actions: &mut [f32], mode: ActMode| {
+            policy.act(obs, actions, mode)?;
             if let Space::Box { low, high } = &space {
                 for row in actions.chunks_exact_mut(low.len()) {
                     for ((a, lo), hi) in row.iter_mut().zip(low).zip(high) {

@@ -1,18 +1,19 @@
-//! `proprio train`: build or resume a run and train it.
+//! `proprio train`: build or resume a run and train it in the one loop.
+//! Which algorithm trains on which action space is the table [`LEARNERS`]:
+//! adding an algorithm is its own folder under `algos/` and one line there.
 
-use crate::actor::ControlPolicy;
-use crate::device::Backend;
-use crate::dsac::Dsac;
-use crate::envs::EnvSource;
-use crate::error::{LearnError, Result};
-use crate::grpo::{Grpo, GrpoConfig, registry_envs};
-use crate::ppo::{Ppo, PpoConfig};
-use crate::run::{Algo, Progress, Run, RunInfo, default_dir, load_run};
-use crate::sac::{Sac, SacConfig};
-use crate::sequence::SequencePolicy;
-use crate::td3::{Td3, Td3Config};
+use crate::algos::{dsac, grpo, ppo, sac, td3};
+use crate::base::device::Backend;
+use crate::base::error::{LearnError, Result};
+use crate::base::seeds::evaluation_seed;
+use crate::env::EnvSource;
+use crate::learner::{self, Learner};
+use crate::policy::Policy;
+use crate::recording::{RecordOptions, record_policy};
+use crate::run::{Algo, Run, RunInfo, default_dir, load_run};
 use proprio::Space;
-use proprio::serde_json::{self, Map, Value};
+use proprio::serde_json::{Map, Value, json};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// What the user asked `proprio train` for.
@@ -36,24 +37,91 @@ pub struct TrainRequest {
     pub video_every: Option<u64>,
 }
 
-/// The default hyper-parameters of `algo` for `action_space`, as JSON. PPO on
-/// token answers is the group learner with `advantage = gae` (token-level PPO).
-pub fn default_config(algo: Algo, action_space: &Space) -> Result<Value> {
-    let config = match (algo, action_space) {
-        (Algo::Grpo, _) => serde_json::to_value(GrpoConfig::default()),
-        (Algo::Ppo, Space::Tokens { .. }) => serde_json::to_value(GrpoConfig::ppo()),
-        (Algo::Ppo, Space::Box { .. }) => serde_json::to_value(PpoConfig::continuous()),
-        (Algo::Ppo, _) => serde_json::to_value(PpoConfig::discrete()),
-        (Algo::Sac | Algo::Dsac, Space::Box { .. }) => serde_json::to_value(SacConfig::default()),
-        (Algo::Td3, Space::Box { .. }) => serde_json::to_value(Td3Config::default()),
-        (Algo::Sac | Algo::Td3 | Algo::Dsac, other) => {
-            return Err(LearnError::Config(format!(
-                "{} needs a box action space; this env acts in {other}",
-                algo.name().to_uppercase()
-            )));
+/// The action spaces a table entry trains on.
+#[derive(Clone, Copy)]
+enum Acts {
+    /// Token answers.
+    Tokens,
+    /// A box (continuous actions).
+    Box,
+    /// Any space the entries above did not claim.
+    Any,
+}
+
+impl Acts {
+    fn admits(self, space: &Space) -> bool {
+        match self {
+            Self::Tokens => matches!(space, Space::Tokens { .. }),
+            Self::Box => matches!(space, Space::Box { .. }),
+            Self::Any => true,
         }
-    };
-    config.map_err(|e| LearnError::Config(e.to_string()))
+    }
+}
+
+/// How one algorithm makes its defaults and its learner.
+struct Entry {
+    algo: Algo,
+    acts: Acts,
+    defaults: fn(&Space) -> Result<Value>,
+    build: fn(&RunInfo) -> Result<Box<dyn Learner>>,
+}
+
+/// Every learner, first match wins. PPO on token answers is the group
+/// learner with `advantage = gae` (token-level PPO).
+const LEARNERS: &[Entry] = &[
+    Entry {
+        algo: Algo::Ppo,
+        acts: Acts::Tokens,
+        defaults: grpo::token_ppo_defaults,
+        build: grpo::build,
+    },
+    Entry {
+        algo: Algo::Ppo,
+        acts: Acts::Any,
+        defaults: ppo::defaults,
+        build: ppo::build,
+    },
+    Entry {
+        algo: Algo::Sac,
+        acts: Acts::Box,
+        defaults: sac::defaults,
+        build: sac::build,
+    },
+    Entry {
+        algo: Algo::Td3,
+        acts: Acts::Box,
+        defaults: td3::defaults,
+        build: td3::build,
+    },
+    Entry {
+        algo: Algo::Dsac,
+        acts: Acts::Box,
+        defaults: dsac::defaults,
+        build: dsac::build,
+    },
+    Entry {
+        algo: Algo::Grpo,
+        acts: Acts::Any,
+        defaults: grpo::defaults,
+        build: grpo::build,
+    },
+];
+
+fn entry(algo: Algo, action_space: &Space) -> Result<&'static Entry> {
+    LEARNERS
+        .iter()
+        .find(|e| e.algo == algo && e.acts.admits(action_space))
+        .ok_or_else(|| {
+            LearnError::Config(format!(
+                "{} needs a box action space; this env acts in {action_space}",
+                algo.name().to_uppercase()
+            ))
+        })
+}
+
+/// The default hyper-parameters of `algo` for `action_space`, as JSON.
+pub fn default_config(algo: Algo, action_space: &Space) -> Result<Value> {
+    (entry(algo, action_space)?.defaults)(action_space)
 }
 
 fn merged(mut config: Value, overrides: &Map<String, Value>) -> Result<Value> {
@@ -73,122 +141,17 @@ fn merged(mut config: Value, overrides: &Map<String, Value>) -> Result<Value> {
     Ok(config)
 }
 
-fn parse<T: serde::de::DeserializeOwned>(config: &Value) -> Result<T> {
-    serde_json::from_value(config.clone()).map_err(|e| LearnError::Config(e.to_string()))
-}
-
-fn ppo_config(config: &Value, total_steps: Option<u64>) -> Result<PpoConfig> {
-    let mut cfg: PpoConfig = parse(config)?;
-    cfg.total_steps = total_steps.unwrap_or(cfg.total_steps);
-    cfg.validate().map_err(LearnError::Config)?;
-    Ok(cfg)
-}
-
-fn grpo_config(config: &Value, total_steps: Option<u64>) -> Result<GrpoConfig> {
-    let mut cfg: GrpoConfig = parse(config)?;
-    cfg.total_steps = total_steps.unwrap_or(cfg.total_steps);
-    cfg.validate().map_err(LearnError::Config)?;
-    Ok(cfg)
-}
-
-fn sac_config(config: &Value, total_steps: Option<u64>) -> Result<SacConfig> {
-    let mut cfg: SacConfig = parse(config)?;
-    cfg.total_steps = total_steps.unwrap_or(cfg.total_steps);
-    cfg.validate().map_err(LearnError::Config)?;
-    Ok(cfg)
-}
-
-fn td3_config(config: &Value, total_steps: Option<u64>) -> Result<Td3Config> {
-    let mut cfg: Td3Config = parse(config)?;
-    cfg.total_steps = total_steps.unwrap_or(cfg.total_steps);
-    cfg.validate().map_err(LearnError::Config)?;
-    Ok(cfg)
-}
-
-/// A learner of any algorithm.
-enum Learner {
-    Ppo(Box<Ppo>),
-    Sac(Box<Sac>),
-    Td3(Box<Td3>),
-    Dsac(Box<Dsac>),
-    GroupTokens(Box<Grpo<SequencePolicy>>),
-    GroupControl(Box<Grpo<ControlPolicy>>),
-}
-
-impl Learner {
-    /// Builds the learner a run describes; returns it with the steps to train for.
-    fn build(info: &RunInfo, total_steps: Option<u64>) -> Result<(Self, u64)> {
-        let device = info.backend.device()?;
-        let (env, seed, threads) = (info.env.clone(), info.seed, info.threads);
-        let spec = proprio::registry().spec(&env.id, &env.config)?;
-        let tokens = matches!(spec.action_space, Space::Tokens { .. });
-        Ok(match (info.algo, tokens) {
-            (Algo::Grpo, _) | (Algo::Ppo, true) => {
-                let cfg = grpo_config(&info.config, total_steps)?;
-                let total = cfg.total_steps;
-                let envs = registry_envs(&env);
-                let learner = if tokens {
-                    Self::GroupTokens(Box::new(Grpo::sequence(envs, cfg, seed, device, threads)?))
-                } else {
-                    Self::GroupControl(Box::new(Grpo::control(envs, cfg, seed, device, threads)?))
-                };
-                (learner, total)
-            }
-            (Algo::Ppo, false) => {
-                let cfg = ppo_config(&info.config, total_steps)?;
-                let total = cfg.total_steps;
-                (
-                    Self::Ppo(Box::new(Ppo::new(env, cfg, seed, device, threads)?)),
-                    total,
-                )
-            }
-            (Algo::Sac, _) => {
-                let cfg = sac_config(&info.config, total_steps)?;
-                let total = cfg.total_steps;
-                (
-                    Self::Sac(Box::new(Sac::new(env, cfg, seed, device, threads)?)),
-                    total,
-                )
-            }
-            (Algo::Dsac, _) => {
-                let cfg = sac_config(&info.config, total_steps)?;
-                let total = cfg.total_steps;
-                (
-                    Self::Dsac(Box::new(Dsac::new(env, cfg, seed, device, threads)?)),
-                    total,
-                )
-            }
-            (Algo::Td3, _) => {
-                let cfg = td3_config(&info.config, total_steps)?;
-                let total = cfg.total_steps;
-                (
-                    Self::Td3(Box::new(Td3::new(env, cfg, seed, device, threads)?)),
-                    total,
-                )
-            }
-        })
-    }
-
-    fn resume(self, progress: Progress, checkpoint: &Path) -> Result<Self> {
-        Ok(match self {
-            Self::Ppo(l) => Self::Ppo(Box::new(l.resume(progress, checkpoint)?)),
-            Self::Sac(l) => Self::Sac(Box::new(l.resume(progress, checkpoint)?)),
-            Self::Td3(l) => Self::Td3(Box::new(l.resume(progress, checkpoint)?)),
-            Self::Dsac(l) => Self::Dsac(Box::new(l.resume(progress, checkpoint)?)),
-            Self::GroupTokens(l) => Self::GroupTokens(Box::new(l.resume(progress, checkpoint)?)),
-            Self::GroupControl(l) => Self::GroupControl(Box::new(l.resume(progress, checkpoint)?)),
-        })
-    }
-
-    fn train(&mut self, run: &mut Run) -> Result<()> {
-        match self {
-            Self::Ppo(l) => l.train(run),
-            Self::Sac(l) => l.train(run),
-            Self::Td3(l) => l.train(run),
-            Self::Dsac(l) => l.train(run),
-            Self::GroupTokens(l) => l.train(run),
-            Self::GroupControl(l) => l.train(run),
+/// Builds the learner a run describes, training to `total_steps` when given.
+fn build(info: &RunInfo, total_steps: Option<u64>) -> Result<Box<dyn Learner>> {
+    let spec = proprio::registry().spec(&info.env.id, &info.env.config)?;
+    let entry = entry(info.algo, &spec.action_space)?;
+    match total_steps {
+        Some(total) => {
+            let mut info = info.clone();
+            info.config["total_steps"] = json!(total);
+            (entry.build)(&info)
         }
+        None => (entry.build)(info),
     }
 }
 
@@ -211,7 +174,8 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
         video_every: request.video_every,
     };
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
-    let (mut learner, total) = Learner::build(&info, None)?;
+    let mut learner = build(&info, None)?;
+    learner.cadence().check(learner.name())?;
     if let Some((source, values)) = tuned {
         let keys: Vec<&str> = values.keys().map(String::as_str).collect();
         eprintln!(
@@ -220,8 +184,9 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
             keys.join(", ")
         );
     }
+    let total = learner.cadence().total_steps;
     let mut run = Run::create(dir, info, total)?;
-    learner.train(&mut run)?;
+    learner::train(learner.as_mut(), &mut run, &mut record_video)?;
     run.finish();
     Ok(run.dir)
 }
@@ -229,12 +194,43 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
 /// Continues a run from its last checkpoint, optionally to a new `total_steps`.
 pub fn resume(dir: PathBuf, total_steps: Option<u64>) -> Result<PathBuf> {
     let (info, progress, checkpoint) = load_run(&dir)?;
-    let (learner, total) = Learner::build(&info, total_steps)?;
+    let mut learner = build(&info, total_steps)?;
     // The run directory itself, also when `dir` named its `checkpoint/`.
     let dir = checkpoint.parent().map_or(dir, Path::to_path_buf);
+    let total = learner.cadence().total_steps;
     let mut run = Run::resume(dir, info, &progress, total)?;
-    let mut learner = learner.resume(progress, &checkpoint)?;
-    learner.train(&mut run)?;
+    learner::resume(learner.as_mut(), progress, &checkpoint)?;
+    learner::train(learner.as_mut(), &mut run, &mut record_video)?;
     run.finish();
     Ok(run.dir)
+}
+
+/// With `video_every`, films the checkpoint just saved (four deterministic
+/// episodes from the evaluation seed stream) as `videos/step-N.gif`, N the
+/// last multiple of `video_every` reached, unless that video exists (a resumed run).
+fn record_video(run: &Run, global_step: u64) -> Result<()> {
+    let Some(every) = run.info.video_every.filter(|&e| e > 0) else {
+        return Ok(());
+    };
+    let reached = global_step / every * every;
+    let videos = run.dir.join("videos");
+    let path = videos.join(format!("step-{reached}.gif"));
+    if reached == 0 || path.exists() {
+        return Ok(());
+    }
+    fs::create_dir_all(&videos).map_err(LearnError::io(&videos))?;
+    let mut policy = Policy::load(&run.dir)?;
+    let options = RecordOptions {
+        episodes: 1,
+        columns: 2,
+        rows: 2,
+        image_size: 128,
+        camera: "default".into(),
+        fps: 20.0,
+        max_steps: 500,
+        seed: evaluation_seed(run.info.seed),
+        overwrite: false,
+        overlay: true,
+    };
+    record_policy(&mut policy, &options, &path).map(|_| ())
 }

@@ -1,7 +1,7 @@
 //! Per-env tuned hyper-parameters (`tuned.json`), applied over an algorithm's
 //! defaults and under the user's `--set` overrides, as RL Zoo does.
 
-use crate::error::{LearnError, Result};
+use crate::base::error::{LearnError, Result};
 use crate::run::Algo;
 use proprio::serde_json::{self, Map, Value};
 

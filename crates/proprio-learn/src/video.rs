@@ -1,7 +1,7 @@
 //! Videos of episodes (`proprio record`): env frames tiled into a grid, a
 //! small overlay of step, reward and success, written as an animated GIF.
 
-use crate::error::{LearnError, Result};
+use crate::base::error::{LearnError, Result};
 use image::codecs::gif::{GifEncoder, Repeat};
 use image::{Delay, Frame, RgbaImage};
 use plotters::prelude::*;

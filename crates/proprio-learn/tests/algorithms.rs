@@ -6,8 +6,8 @@ use proprio::Backend;
 use proprio::rng::episode_rng;
 use proprio::serde_json;
 use proprio::wrappers::RunningMeanStd;
-use proprio_learn::ppo::{clipped_surrogate, gae};
-use proprio_learn::sac::squash;
+use proprio_learn::estimators::{clipped_surrogate, gae};
+use proprio_learn::nets::squashed::squash;
 use proprio_learn::{
     ActionHead, Activation, EnvSource, Mlp, Normalization, NormalizerStats, TrainEnv, orthogonal,
 };

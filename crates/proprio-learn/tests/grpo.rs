@@ -3,11 +3,11 @@
 use burn::prelude::*;
 use proprio::serde_json::{self, Value};
 use proprio::{AutoresetMode, VecOptions};
-use proprio_learn::actor::ControlPolicy;
+use proprio_learn::estimators::{clipped_surrogate_per_unit, k3};
 use proprio_learn::grpo::advantage::{all_equal, group_advantages, step_advantages, unit_weights};
-use proprio_learn::grpo::loss::{clipped_surrogate, k3};
 use proprio_learn::grpo::rollout::{Groups, Rollout, start_groups};
 use proprio_learn::grpo::{AdvantageMode, GrpoConfig, LossAggregation, prepare, registry_envs};
+use proprio_learn::nets::actor::ControlPolicy;
 use proprio_learn::{ActionHead, EnvSource};
 
 fn close(a: &[f64], b: &[f64], tol: f64) {
@@ -150,7 +150,7 @@ fn surrogate_grad(ratio: f32, a: f32, low: f32, high: f32) -> f32 {
     let logp =
         Tensor::<2>::from_data(TensorData::new(vec![ratio.ln()], [1, 1]), &device).require_grad();
     let adv = Tensor::<2>::from_data(TensorData::new(vec![a], [1, 1]), &device);
-    let loss = clipped_surrogate(logp.clone().exp(), adv, low, high).sum();
+    let loss = clipped_surrogate_per_unit(logp.clone().exp(), adv, low, high).sum();
     let grads = loss.backward();
     logp.grad(&grads)
         .map_or(0.0, |g| g.into_data().try_into_vec::<f32>().unwrap()[0])

@@ -2,6 +2,7 @@
 
 #[path = "../../../tests/support/scratch.rs"]
 mod scratch;
+use proprio::ActMode;
 use proprio::serde_json::{self, Map, Value, json};
 use proprio_learn::{Algo, Backend, EnvSource, Policy, TrainRequest, resume, train};
 use scratch::Scratch;
@@ -253,7 +254,7 @@ fn a_group_checkpoint_answers_like_the_policy_that_was_evaluated() {
     // A grey picture with two pieces placed: the next slot is one token of 0..5.
     let mut obs = vec![128.0; 16 * 16 * 3];
     obs.extend([1.0, 2.0, 0.0, 0.0]);
-    let answer = policy.act(&obs, true).unwrap();
+    let answer = policy.action(&obs, ActMode::Deterministic).unwrap();
     assert_eq!(answer.len(), 1);
     assert!((0.0..5.0).contains(&answer[0]) && answer[0].fract() == 0.0);
 }
@@ -276,7 +277,9 @@ fn a_checkpoint_acts_like_the_policy_that_was_evaluated() {
         (mean - last_eval).abs() < 1e-6,
         "policy {mean} vs training evaluation {last_eval}: normalisation or weights differ"
     );
-    let action = policy.act(&[1.0, 0.0, 0.0], true).unwrap();
+    let action = policy
+        .action(&[1.0, 0.0, 0.0], ActMode::Deterministic)
+        .unwrap();
     assert_eq!(action.len(), 1);
     assert!(
         Policy::load(&dir).is_err(),
@@ -370,4 +373,28 @@ fn the_exploration_noise_schedule_caps_the_policy_std() {
         dir.join("bad"),
     ));
     assert!(refused.is_err_and(|e| e.to_string().contains("log_std_final")));
+}
+
+/// Evaluation averages every key of the episodes' last `info`: on CartPole
+/// (reward 1 per step) the mean `episode.length` is the mean return, and an
+/// agent that always pushes left ends every episode within a few dozen steps.
+#[test]
+fn evaluation_averages_every_info_key_of_the_last_step() {
+    let source = EnvSource::new("classic/cartpole-v1", Value::Null, Default::default());
+    let mut left = |_: &[f32], actions: &mut [f32], _: ActMode| {
+        actions.fill(0.0);
+        Ok(())
+    };
+    let evaluation = proprio_learn::evaluate(&source, 6, 11, None, &mut left).unwrap();
+    let length = evaluation.infos["episode.length"];
+    assert_eq!(evaluation.returns.len(), 6);
+    assert!(
+        (length - evaluation.mean_return()).abs() < 1e-9,
+        "{evaluation:?}"
+    );
+    assert!((8.0..40.0).contains(&length), "{evaluation:?}");
+    assert!(
+        (evaluation.infos["episode.return"] - evaluation.mean_return()).abs() < 1e-9,
+        "{evaluation:?}"
+    );
 }

@@ -2,8 +2,8 @@
 
 use burn::prelude::*;
 use proprio::Space;
-use proprio_learn::actor::Actor;
-use proprio_learn::sequence::{SequencePolicy, SequenceShape};
+use proprio_learn::nets::actor::Actor;
+use proprio_learn::nets::sequence::{SequencePolicy, SequenceShape};
 
 fn shape() -> SequenceShape {
     SequenceShape {

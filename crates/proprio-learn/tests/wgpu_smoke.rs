@@ -74,7 +74,13 @@ fn ppo_updates_on_the_wgpu_backend() {
         .try_into_vec()
         .unwrap();
     let mut policy = Policy::load(&run).unwrap();
-    assert_eq!(policy.act(&[0.01, -0.2, 0.03, 0.4], true).unwrap().len(), 1);
+    assert_eq!(
+        policy
+            .action(&[0.01, -0.2, 0.03, 0.4], proprio::ActMode::Deterministic)
+            .unwrap()
+            .len(),
+        1
+    );
     let trained = proprio_learn::run::load_module(
         untrained.agent().clone(),
         &run.join("checkpoint/model.bpk"),

@@ -26,11 +26,13 @@ mod gpu;
 mod mesh;
 mod pixels;
 mod renderer;
+mod source;
 mod texture;
 
 pub use camera::{DEFAULT_FOV_Y_DEGREES, FAR, NEAR, View};
 pub use pixels::{ObsMode, ObsOptions, PixelObs, inner_autoreset};
 pub use renderer::{RenderConfig, Renderer};
+pub use source::{FrameClient, FrameSource, RenderCounts};
 
 /// Why rendering failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -2,7 +2,7 @@
 //! env's state observation with its camera image, rendered for the whole
 //! batch at once after every reset and step.
 
-use crate::{FAR, Frames, RenderConfig, Renderer};
+use crate::{FAR, FrameClient, FrameSource, Frames};
 use proprio_core::{
     AutoresetMode, Batch, EnvSpec, Error, ResetOptions, Result, Scene, Space, State, VecEnv,
 };
@@ -136,9 +136,11 @@ impl ObsOptions {
     }
 }
 
-/// The autoreset mode a batch wrapped in [`PixelObs`] runs with, for the
-/// wrapper to give `autoreset`: same-step needs the last frame before the
-/// reset, so the wrapper resets finished envs itself.
+/// The autoreset mode an env stack that observes finished episodes (pixel
+/// observations, reward models) runs with inside for `autoreset` outside:
+/// same-step needs the last frame before the reset, so the stack runs with
+/// autoreset disabled and [`SameStepAutoreset`](proprio_core::wrappers::SameStepAutoreset)
+/// resets finished envs on top of it.
 pub fn inner_autoreset(autoreset: AutoresetMode) -> AutoresetMode {
     match autoreset {
         AutoresetMode::SameStep => AutoresetMode::Disabled,
@@ -146,35 +148,30 @@ pub fn inner_autoreset(autoreset: AutoresetMode) -> AutoresetMode {
     }
 }
 
-/// Wraps a vector env so that its observations are camera images.
+/// Wraps a vector env so that its observations are camera images, drawn from
+/// a [`FrameSource`] the stack's other observers (a reward model) share.
 ///
-/// Same-step autoreset needs the image of the last state before the reset, so
-/// for it the inner env must run with autoreset disabled and this wrapper
-/// resets finished envs itself, after rendering them.
+/// It runs in its inner env's autoreset mode, next-step or disabled; for
+/// same-step, wrap it in `SameStepAutoreset` (see [`inner_autoreset`]).
 pub struct PixelObs<V> {
     inner: V,
     options: ObsOptions,
-    autoreset: AutoresetMode,
     spec: EnvSpec,
     batch: Batch,
-    renderer: Renderer,
-    scenes: Vec<Scene>,
-    frames: Frames,
-    finished: Vec<bool>,
-    finished_envs: Vec<usize>,
+    frames: FrameClient,
+    pictures: Frames,
+    envs: Vec<usize>,
     all_envs: Vec<usize>,
 }
 
 impl<V: VecEnv> PixelObs<V> {
-    /// Wraps `inner`, giving observations as `options` says and autoreset as
-    /// `autoreset` (`inner` must run with [`inner_autoreset`] of it).
-    pub fn new(inner: V, options: ObsOptions, autoreset: AutoresetMode) -> Result<Self> {
-        let expected = inner_autoreset(autoreset);
-        if inner.autoreset_mode() != expected {
-            return Err(Error::Options(format!(
-                "pixel observations with {autoreset} autoreset need an inner env with {expected} autoreset, not {}",
-                inner.autoreset_mode()
-            )));
+    /// Wraps `inner` (next-step or disabled autoreset), observing as `options`
+    /// says through `source`.
+    pub fn new(inner: V, options: ObsOptions, source: &FrameSource) -> Result<Self> {
+        if inner.autoreset_mode() == AutoresetMode::SameStep {
+            return Err(Error::Options(
+                "pixel observations must see the last frame before a reset: build the inner env with autoreset disabled and wrap SameStepAutoreset outside".into(),
+            ));
         }
         if options.mode == ObsMode::State {
             return Err(Error::Options(
@@ -185,23 +182,15 @@ impl<V: VecEnv> PixelObs<V> {
         spec.observation_space = options.frame_space(&spec.observation_space);
         let n = inner.num_envs();
         let batch = Batch::new(n, spec.observation_space.flat_dim())?;
-        let side = options.image_size;
-        let renderer = Renderer::new(RenderConfig {
-            width: side,
-            height: side,
-            floor: true,
-        })?;
+        let frames = source.attach(options.image_size)?;
         Ok(Self {
             inner,
             options,
-            autoreset,
             spec,
             batch,
-            renderer,
-            scenes: vec![Scene::default(); n],
-            frames: Frames::default(),
-            finished: vec![false; n],
-            finished_envs: Vec::with_capacity(n),
+            frames,
+            pictures: Frames::default(),
+            envs: Vec::with_capacity(n),
             all_envs: (0..n).collect(),
         })
     }
@@ -210,26 +199,31 @@ impl<V: VecEnv> PixelObs<V> {
     /// after the other; with several cameras, pixel `p`'s values of camera `k`
     /// sit at channels `k·c .. (k+1)·c` (`c`: 3 for RGB, 1 for depth).
     fn observe(&mut self, envs: &[usize]) -> Result<()> {
-        for &i in envs {
-            self.inner.scene(i, &mut self.scenes[i])?;
-        }
         let depth = self.options.mode == ObsMode::Depth;
         let views = self.options.cameras().count();
         let d = self.batch.obs_dim;
+        let n = self.inner.num_envs();
+        let inner = &self.inner;
         for (view, camera) in self.options.cameras().enumerate() {
-            let which = envs.iter().copied();
-            self.renderer
-                .render_envs(&self.scenes, which, camera, depth, &mut self.frames)?;
+            self.frames.frames(
+                n,
+                envs,
+                camera,
+                self.options.image_size,
+                depth,
+                &|i, scene| inner.scene(i, scene),
+                &mut self.pictures,
+            )?;
             for (k, &i) in envs.iter().enumerate() {
                 let row = &mut self.batch.obs[i * d..(i + 1) * d];
                 if depth {
-                    let values = self.frames.depth(k);
+                    let values = self.pictures.depth(k);
                     for (p, &z) in values.iter().enumerate() {
                         row[p * views + view] = z;
                     }
                     continue;
                 }
-                let pixels = self.frames.rgb(k);
+                let pixels = self.pictures.rgb(k);
                 for (p, rgb) in pixels.chunks_exact(3).enumerate() {
                     let at = (p * views + view) * 3;
                     for (o, &v) in row[at..at + 3].iter_mut().zip(rgb) {
@@ -251,32 +245,17 @@ impl<V: VecEnv> PixelObs<V> {
     /// Renders every env.
     fn observe_all(&mut self) -> Result<()> {
         let all = std::mem::take(&mut self.all_envs);
+        self.frames.moved(all.iter().copied());
         let observed = self.observe(&all);
         self.all_envs = all;
         observed
     }
 
-    /// Same-step autoreset: keeps each finished env's last image and info, then resets it.
-    fn reset_finished(&mut self) -> Result<()> {
-        self.finished_envs.clear();
-        for i in 0..self.finished.len() {
-            let done = self.batch.terminated[i] || self.batch.truncated[i];
-            self.finished[i] = done;
-            if done {
-                self.finished_envs.push(i);
-                self.batch.keep_final(i);
-            }
-        }
-        if self.finished_envs.is_empty() {
-            return Ok(());
-        }
-        self.inner.reset_envs(&self.finished, None)?;
-        let envs = std::mem::take(&mut self.finished_envs);
-        for &i in &envs {
-            self.batch.infos[i].clone_from(&self.inner.batch().infos[i]);
-        }
+    /// Renders the envs `envs` lists after they moved.
+    fn observe_moved(&mut self, envs: Vec<usize>) -> Result<()> {
+        self.frames.moved(envs.iter().copied());
         let observed = self.observe(&envs);
-        self.finished_envs = envs;
+        self.envs = envs;
         observed
     }
 }
@@ -291,7 +270,7 @@ impl<V: VecEnv> VecEnv for PixelObs<V> {
     }
 
     fn autoreset_mode(&self) -> AutoresetMode {
-        self.autoreset
+        self.inner.autoreset_mode()
     }
 
     fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> Result<()> {
@@ -302,25 +281,19 @@ impl<V: VecEnv> VecEnv for PixelObs<V> {
 
     fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> Result<()> {
         self.inner.reset_envs(mask, options)?;
-        let mut envs = std::mem::take(&mut self.finished_envs);
+        let mut envs = std::mem::take(&mut self.envs);
         envs.clear();
         envs.extend(mask.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i));
         for &i in &envs {
             self.batch.copy_reset_outcome(i, self.inner.batch());
         }
-        let observed = self.observe(&envs);
-        self.finished_envs = envs;
-        observed
+        self.observe_moved(envs)
     }
 
     fn step(&mut self, actions: &[f32]) -> Result<()> {
         self.inner.step(actions)?;
         self.batch.copy_outcome(self.inner.batch());
-        self.observe_all()?;
-        if self.autoreset == AutoresetMode::SameStep {
-            self.reset_finished()?;
-        }
-        Ok(())
+        self.observe_all()
     }
 
     fn batch(&self) -> &Batch {
@@ -337,7 +310,7 @@ impl<V: VecEnv> VecEnv for PixelObs<V> {
 
     fn restore(&mut self, state: &State, envs: &[usize]) -> Result<()> {
         self.inner.restore(state, envs)?;
-        self.observe(envs)
+        self.observe_moved(envs.to_vec())
     }
 
     fn scene(&self, env: usize, scene: &mut Scene) -> Result<()> {

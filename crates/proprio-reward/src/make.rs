@@ -9,14 +9,16 @@ use crate::roboclip::{RoboClip, read_video};
 use crate::vlm_rm::VlmRm;
 use crate::wrapper::{Mix, ModelReward, RewardHead};
 use burn::prelude::Device;
-use proprio::{AutoresetMode, VecEnv};
+use proprio::VecEnv;
+use proprio::render::FrameSource;
 
-/// Wraps `inner` (built with `proprio::render::inner_autoreset(autoreset)`)
-/// so that it pays `config`'s reward, the model running on `device`.
+/// Wraps `inner` (next-step or disabled autoreset) so that it pays
+/// `config`'s reward, the model running on `device` and its frames drawn from
+/// `frames` (the source `inner`'s pixel observations use, if any).
 pub fn model_reward<V: VecEnv>(
     inner: V,
     config: &RewardConfig,
-    autoreset: AutoresetMode,
+    frames: &FrameSource,
     device: &Device,
 ) -> Result<ModelReward<V>> {
     config.validate().map_err(crate::RewardError::Input)?;
@@ -27,7 +29,7 @@ pub fn model_reward<V: VecEnv>(
         weight: config.weight,
         task_weight: config.task_weight,
     };
-    ModelReward::new(inner, clip, head, mix, &config.camera, autoreset)
+    ModelReward::new(inner, clip, head, mix, &config.camera, frames)
 }
 
 /// The head scoring `num_envs` envs' frames as `config` says.

@@ -5,7 +5,7 @@
 
 use crate::clip::{ClipModel, Embeddings};
 use crate::{Result, RewardError};
-use proprio::render::{Frames, RenderConfig, Renderer, inner_autoreset};
+use proprio::render::{FrameClient, FrameSource, Frames};
 use proprio::{AutoresetMode, Batch, EnvSpec, Error, Phase, ResetOptions, Scene, State, VecEnv};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -120,76 +120,62 @@ pub struct Mix {
 
 /// A vector env whose reward is (partly) a vision-language model's.
 ///
-/// Same-step autoreset needs the frame of the last state before the reset, so
-/// for it the inner env runs with autoreset disabled and this wrapper resets
-/// finished envs itself, after scoring them (as `PixelObs` does).
+/// It scores every step's frames, an episode's last one included, so it runs
+/// in its inner env's next-step or disabled autoreset; same-step autoreset is
+/// `SameStepAutoreset` wrapped outside it. Its frames come from the stack's
+/// [`FrameSource`], shared with pixel observations.
 pub struct ModelReward<V> {
     inner: V,
-    autoreset: AutoresetMode,
-    batch: Batch,
     clip: ClipModel,
     head: SharedHead,
     mix: Mix,
-    renderer: Renderer,
+    frames: FrameClient,
     camera: String,
-    scenes: Vec<Scene>,
-    frames: Frames,
-    /// The frames of every camera, one after the other.
+    pictures: Frames,
     pixels: Vec<u8>,
-    /// Envs whose previous step ended an episode (next-step mode: this step only resets them).
     resetting: Vec<bool>,
     stepped: Vec<usize>,
     done: Vec<bool>,
     scores: Vec<f32>,
     task: Vec<f32>,
     model_return: Vec<f64>,
-    finished: Vec<bool>,
 }
 
 impl<V: VecEnv> ModelReward<V> {
-    /// Wraps `inner` (which must run with [`inner_autoreset`] of `autoreset`),
-    /// looking through `camera` at the model's input size.
     /// The head, shared: the learner saves what it learned with each checkpoint.
     pub fn head(&self) -> SharedHead {
         self.head.clone()
     }
 
+    /// Wraps `inner` (next-step or disabled autoreset; for same-step, wrap
+    /// `SameStepAutoreset` outside), looking through `camera` at the model's
+    /// input size, with images from `source` (shared with pixel observations).
     pub fn new(
         inner: V,
         clip: ClipModel,
         head: Box<dyn RewardHead>,
         mix: Mix,
         camera: &str,
-        autoreset: AutoresetMode,
+        source: &FrameSource,
     ) -> Result<Self> {
-        let expected = inner_autoreset(autoreset);
-        if inner.autoreset_mode() != expected {
-            return Err(RewardError::Input(format!(
-                "a model reward with {autoreset} autoreset needs an inner env with {expected} autoreset, not {}",
-                inner.autoreset_mode()
-            )));
+        if inner.autoreset_mode() == AutoresetMode::SameStep {
+            return Err(RewardError::Input(
+                "a model reward must see the last frame before a reset: build the inner env with autoreset disabled and wrap SameStepAutoreset outside".into(),
+            ));
         }
-        let side = clip.config().vision_config.image_size as u32;
-        let renderer = Renderer::new(RenderConfig {
-            width: side,
-            height: side,
-            floor: true,
-        })
-        .map_err(|e| RewardError::Backend(e.to_string()))?;
         let n = inner.num_envs();
-        let batch =
-            Batch::new(n, inner.batch().obs_dim).map_err(|e| RewardError::Input(e.to_string()))?;
+        let side = clip.config().vision_config.image_size as u32;
+        let frames = source
+            .attach(side)
+            .map_err(|e| RewardError::Backend(e.to_string()))?;
         Ok(Self {
             inner,
-            autoreset,
-            batch,
             clip,
             head: SharedHead::new(head),
             mix,
-            renderer,
+            frames,
             camera: camera.into(),
-            scenes: vec![Scene::default(); n],
-            frames: Frames::default(),
+            pictures: Frames::default(),
             pixels: Vec::new(),
             resetting: vec![false; n],
             stepped: Vec::with_capacity(n),
@@ -197,7 +183,6 @@ impl<V: VecEnv> ModelReward<V> {
             scores: Vec::with_capacity(n),
             task: Vec::with_capacity(n),
             model_return: vec![0.0; n],
-            finished: vec![false; n],
         })
     }
 
@@ -211,31 +196,32 @@ impl<V: VecEnv> ModelReward<V> {
         &self.clip
     }
 
-    /// Renders and embeds the envs in `self.stepped`, and writes their mixed rewards.
+    /// Renders the stepped envs, embeds them, and pays each the head's reward.
     fn score(&mut self) -> proprio::Result<()> {
         let envs = &self.stepped;
         if envs.is_empty() {
             return Ok(());
         }
         let start = Instant::now();
-        for &i in envs {
-            self.inner.scene(i, &mut self.scenes[i])?;
-        }
         let count = envs.len();
+        let side = self.clip.config().vision_config.image_size as u32;
+        let (n, inner) = (self.inner.num_envs(), &self.inner);
         self.pixels.clear();
         for camera in self.camera.split(',').map(str::trim) {
-            self.renderer.render_envs(
-                &self.scenes,
-                envs.iter().copied(),
+            self.frames.frames(
+                n,
+                envs,
                 camera,
+                side,
                 false,
-                &mut self.frames,
+                &|i, scene| inner.scene(i, scene),
+                &mut self.pictures,
             )?;
-            self.pixels.extend_from_slice(&self.frames.rgb);
+            self.pixels.extend_from_slice(&self.pictures.rgb);
         }
         let render_s = start.elapsed().as_secs_f64();
         // Every view of every env in one CLIP pass.
-        let side = self.frames.width as usize;
+        let side = side as usize;
         let views = self.pixels.len() / (count * side * side * 3);
         let mut embeddings = self
             .clip
@@ -256,7 +242,8 @@ impl<V: VecEnv> ModelReward<V> {
         }
         self.scores.resize(count, 0.0);
         self.task.clear();
-        self.task.extend(envs.iter().map(|&i| self.batch.reward[i]));
+        let batch = self.inner.batch_mut();
+        self.task.extend(envs.iter().map(|&i| batch.reward[i]));
         let step = StepFrames {
             embeddings: &embeddings,
             envs,
@@ -280,15 +267,15 @@ impl<V: VecEnv> ModelReward<V> {
         cost.embed_seconds += (Instant::now() - start).as_secs_f64() - render_s;
         drop(cost);
         for (k, &i) in envs.iter().enumerate() {
-            let (model, task) = (self.scores[k], self.batch.reward[i]);
+            let (model, task) = (self.scores[k], batch.reward[i]);
             if !model.is_finite() {
                 return Err(Error::Backend(format!(
                     "the reward model gave env {i} a non-finite reward"
                 )));
             }
-            self.batch.reward[i] =
+            batch.reward[i] =
                 self.mix.weight * (model + self.mix.offset) + self.mix.task_weight * task;
-            let info = &mut self.batch.infos[i];
+            let info = &mut batch.infos[i];
             info.set(TASK_REWARD, f64::from(task));
             info.set(MODEL_REWARD, f64::from(model));
             self.model_return[i] += f64::from(model);
@@ -301,36 +288,7 @@ impl<V: VecEnv> ModelReward<V> {
         Ok(())
     }
 
-    /// Same-step autoreset: keeps each finished env's last observation and
-    /// info, then resets it (its reward and flags stay those of the last step).
-    fn reset_finished(&mut self) -> proprio::Result<()> {
-        let mut any = false;
-        for i in 0..self.finished.len() {
-            self.finished[i] = self.batch.done(i);
-            if self.finished[i] {
-                any = true;
-                self.batch.keep_final(i);
-            }
-        }
-        if !any {
-            return Ok(());
-        }
-        self.inner.reset_envs(&self.finished, None)?;
-        for i in 0..self.finished.len() {
-            if self.finished[i] {
-                self.copy_obs(i);
-                self.batch.infos[i].clone_from(&self.inner.batch().infos[i]);
-            }
-        }
-        Ok(())
-    }
-
-    /// Copies env `i`'s observation row from the inner batch.
-    fn copy_obs(&mut self, i: usize) {
-        let d = self.batch.obs_dim;
-        self.batch.obs[i * d..(i + 1) * d].copy_from_slice(self.inner.batch().obs(i));
-    }
-
+    /// A new episode for the envs `which` picks: its model return and the head's memory of it start over.
     fn restart(&mut self, which: impl Fn(usize) -> bool) {
         for i in (0..self.model_return.len()).filter(|&i| which(i)) {
             self.model_return[i] = 0.0;
@@ -338,17 +296,9 @@ impl<V: VecEnv> ModelReward<V> {
             self.head.lock().restart(i);
         }
     }
-
-    fn copy_inner(&mut self) {
-        let inner = self.inner.batch();
-        self.batch.obs.copy_from_slice(&inner.obs);
-        self.batch.copy_outcome(inner);
-        if self.autoreset == AutoresetMode::NextStep {
-            self.batch.final_obs.copy_from_slice(&inner.final_obs);
-        }
-    }
 }
 
+/// Rewrites the inner batch's rewards and infos in place.
 impl<V: VecEnv> VecEnv for ModelReward<V> {
     fn spec(&self) -> &EnvSpec {
         self.inner.spec()
@@ -359,54 +309,49 @@ impl<V: VecEnv> VecEnv for ModelReward<V> {
     }
 
     fn autoreset_mode(&self) -> AutoresetMode {
-        self.autoreset
+        self.inner.autoreset_mode()
     }
 
     fn reset(&mut self, seed: Option<u64>, options: ResetOptions) -> proprio::Result<()> {
         self.inner.reset(seed, options)?;
-        self.copy_inner();
+        self.frames.moved(0..self.inner.num_envs());
         self.restart(|_| true);
         Ok(())
     }
 
     fn reset_envs(&mut self, mask: &[bool], options: ResetOptions) -> proprio::Result<()> {
         self.inner.reset_envs(mask, options)?;
-        for i in (0..mask.len()).filter(|&i| mask[i]) {
-            self.copy_obs(i);
-            self.batch.copy_reset_outcome(i, self.inner.batch());
-        }
+        self.frames.moved((0..mask.len()).filter(|&i| mask[i]));
         self.restart(|i| mask[i]);
         Ok(())
     }
 
     fn step(&mut self, actions: &[f32]) -> proprio::Result<()> {
         self.inner.step(actions)?;
-        self.copy_inner();
+        self.frames.moved(0..self.inner.num_envs());
+        let next_step = self.inner.autoreset_mode() == AutoresetMode::NextStep;
         self.stepped.clear();
         self.done.clear();
+        let batch = self.inner.batch();
         for i in 0..self.resetting.len() {
             if std::mem::take(&mut self.resetting[i]) {
                 // Next-step mode: this step only started env i's next episode.
                 continue;
             }
-            let done = self.batch.done(i);
+            let done = batch.done(i);
             self.stepped.push(i);
             self.done.push(done);
-            self.resetting[i] = done && self.autoreset == AutoresetMode::NextStep;
+            self.resetting[i] = done && next_step;
         }
-        self.score()?;
-        if self.autoreset == AutoresetMode::SameStep {
-            self.reset_finished()?;
-        }
-        Ok(())
+        self.score()
     }
 
     fn batch(&self) -> &Batch {
-        &self.batch
+        self.inner.batch()
     }
 
     fn batch_mut(&mut self) -> &mut Batch {
-        &mut self.batch
+        self.inner.batch_mut()
     }
 
     fn snapshot(&self, env: usize) -> proprio::Result<State> {
@@ -415,14 +360,13 @@ impl<V: VecEnv> VecEnv for ModelReward<V> {
 
     fn restore(&mut self, state: &State, envs: &[usize]) -> proprio::Result<()> {
         self.inner.restore(state, envs)?;
-        for &i in envs {
-            self.copy_obs(i);
-        }
+        self.frames.moved(envs.iter().copied());
         self.restart(|i| envs.contains(&i));
         // Next-step mode: a snapshot taken after its episode ended resets on the next step.
         let ended = state.phase != Phase::Running;
+        let next_step = self.inner.autoreset_mode() == AutoresetMode::NextStep;
         for &i in envs {
-            self.resetting[i] = ended && self.autoreset == AutoresetMode::NextStep;
+            self.resetting[i] = ended && next_step;
         }
         Ok(())
     }

@@ -8,8 +8,9 @@ mod adapter;
 use adapter::rendered;
 use burn::prelude::*;
 use proprio::serde_json::Value;
+use proprio::{ActMode, Agent};
 use proprio_reward::clip::{ClipModel, Preprocess, frames_to_images, l2_normalize, pixels};
-use proprio_reward::fit::{Collect, Driver, FitConfig, collect, fit, save};
+use proprio_reward::fit::{Collect, FitConfig, collect, fit, save};
 
 #[test]
 fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
@@ -101,8 +102,13 @@ fn a_fitted_clip_learns_saves_and_loads_back_to_the_same_numbers() {
 /// Pushes every cart it drives to the right, and counts the observations it saw.
 struct PushRight(usize);
 
-impl Driver for PushRight {
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> Result<(), String> {
+impl Agent for PushRight {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32], mode: ActMode) -> proprio::Result<()> {
+        assert_eq!(
+            mode,
+            ActMode::Sampled,
+            "a driver samples, as it would in training"
+        );
         assert_eq!(
             obs.len(),
             4 * actions.len(),
@@ -116,7 +122,7 @@ impl Driver for PushRight {
 
 #[test]
 fn a_driver_acts_for_its_share_of_the_envs() {
-    let collect_with = |driven: f64, driver: Option<&mut dyn Driver>| {
+    let collect_with = |driven: f64, driver: Option<&mut dyn Agent>| {
         collect(
             &Collect {
                 env: "classic/cartpole-v1",

@@ -8,8 +8,11 @@
 mod adapter;
 use adapter::rendered;
 use burn::prelude::Device;
-use proprio::render::{Frames, RenderConfig, Renderer, inner_autoreset};
+use proprio::render::{
+    FrameSource, Frames, ObsMode, ObsOptions, RenderConfig, RenderCounts, Renderer, inner_autoreset,
+};
 use proprio::serde_json::Value;
+use proprio::wrappers::SameStepAutoreset;
 use proprio::{AutoresetMode, Scene, VecEnv, VecOptions};
 use proprio_reward::clip::ClipModel;
 use proprio_reward::{
@@ -34,18 +37,39 @@ fn config(weight: f32, task_weight: f32) -> RewardConfig {
     }
 }
 
-fn cartpoles(
-    n: usize,
-    autoreset: AutoresetMode,
-    reward: &RewardConfig,
-) -> Option<ModelReward<Box<dyn VecEnv>>> {
+fn cartpoles(n: usize, reward: &RewardConfig) -> Option<ModelReward<Box<dyn VecEnv>>> {
     let options = VecOptions {
-        autoreset: inner_autoreset(autoreset),
         threads: Some(1),
         ..VecOptions::default()
     };
     let inner = proprio::make_vec("classic/cartpole-v1", n, &Value::Null, options).unwrap();
-    rendered(model_reward(inner, reward, autoreset, &Device::flex()))
+    rendered(model_reward(
+        inner,
+        reward,
+        &FrameSource::new(),
+        &Device::flex(),
+    ))
+}
+
+/// Cart-poles under `reward` in same-step mode: the reward model over envs
+/// with autoreset disabled, and the one same-step wrapper on top.
+fn same_step_cartpoles(
+    n: usize,
+    reward: &RewardConfig,
+) -> Option<SameStepAutoreset<ModelReward<Box<dyn VecEnv>>>> {
+    let options = VecOptions {
+        autoreset: inner_autoreset(AutoresetMode::SameStep),
+        threads: Some(1),
+        ..VecOptions::default()
+    };
+    let inner = proprio::make_vec("classic/cartpole-v1", n, &Value::Null, options).unwrap();
+    let wrapper = rendered(model_reward(
+        inner,
+        reward,
+        &FrameSource::new(),
+        &Device::flex(),
+    ))?;
+    Some(SameStepAutoreset::new(wrapper).unwrap())
 }
 
 /// The VLM-RM scores of what each env of `venv` shows now through `cameras`
@@ -95,7 +119,7 @@ fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig, cameras: &[&str]) -
 #[test]
 fn rewards_are_the_models_scores_mixed_with_the_tasks() {
     let reward = config(2.0, 0.5);
-    let Some(mut venv) = cartpoles(3, AutoresetMode::NextStep, &reward) else {
+    let Some(mut venv) = cartpoles(3, &reward) else {
         return;
     };
     venv.reset(Some(7), None).unwrap();
@@ -123,7 +147,7 @@ fn several_cameras_score_the_unit_mean_of_their_views() {
         offset: -1.0,
         ..config(1.0, 0.0)
     };
-    let Some(mut venv) = cartpoles(2, AutoresetMode::NextStep, &reward) else {
+    let Some(mut venv) = cartpoles(2, &reward) else {
         return;
     };
     venv.reset(Some(5), None).unwrap();
@@ -149,7 +173,7 @@ fn several_cameras_score_the_unit_mean_of_their_views() {
 #[test]
 fn same_step_autoreset_keeps_the_last_frame_and_reports_the_model_return() {
     let reward = config(1.0, 0.0);
-    let Some(mut venv) = cartpoles(2, AutoresetMode::SameStep, &reward) else {
+    let Some(mut venv) = same_step_cartpoles(2, &reward) else {
         return;
     };
     venv.reset(Some(3), None).unwrap();
@@ -190,12 +214,92 @@ fn a_missing_model_is_a_clear_error() {
     reward.model = Some(PathBuf::from("/nonexistent/clip"));
     let options = VecOptions::default();
     let inner = proprio::make_vec("classic/cartpole-v1", 1, &Value::Null, options).unwrap();
-    let err = model_reward(inner, &reward, AutoresetMode::NextStep, &Device::flex())
+    let err = model_reward(inner, &reward, &FrameSource::new(), &Device::flex())
         .err()
         .unwrap()
         .to_string();
     assert!(
         err.contains("/nonexistent/clip") && err.contains("not a model directory"),
         "{err}"
+    );
+}
+
+/// Pixel observations and a VLM-RM reward share one frame source: each env's
+/// scene is collected once per state, and a view the two have in common is
+/// rendered once per step (with `reward_camera` apart, it is rendered once
+/// for each). Envs that reset mid-run are rendered again, once, for their
+/// new observation.
+fn count_renders(reward_camera: &str) -> Option<(RenderCounts, u64, u64)> {
+    let clip = ClipModel::load(&tiny(), &Device::flex()).unwrap();
+    let side = clip.config().vision_config.image_size as u32;
+    let reward = RewardConfig {
+        camera: reward_camera.into(),
+        ..config(1.0, 0.0)
+    };
+    let obs = ObsOptions {
+        mode: ObsMode::Rgb,
+        image_size: side,
+        camera: "default".into(),
+        frame_stack: 1,
+    };
+    let n = 4;
+    let options = VecOptions {
+        autoreset: AutoresetMode::Disabled,
+        threads: Some(1),
+        ..VecOptions::default()
+    };
+    let source = FrameSource::new();
+    let inner = match proprio::make_vec_framed(
+        "classic/cartpole-v1",
+        n,
+        &Value::Null,
+        options,
+        &obs,
+        &source,
+    ) {
+        Err(e)
+            if e.to_string().contains("no GPU adapter")
+                && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() =>
+        {
+            eprintln!("skipped: {e}");
+            return None;
+        }
+        other => other.unwrap(),
+    };
+    let wrapper = rendered(model_reward(inner, &reward, &source, &Device::flex()))?;
+    let mut venv = SameStepAutoreset::new(wrapper).unwrap();
+    venv.reset(Some(1), None).unwrap();
+    let (steps, mut resets, mut reset_steps) = (60u64, 0u64, 0u64);
+    for _ in 0..steps {
+        venv.step(&[1.0; 4]).unwrap();
+        let ended = venv.batch().has_final.iter().filter(|f| **f).count() as u64;
+        resets += ended;
+        reset_steps += u64::from(ended > 0);
+    }
+    assert!(resets > 0, "pushing right ends episodes within 60 steps");
+    let counts = source.counts();
+    assert_eq!(
+        counts.scenes,
+        n as u64 * (1 + steps) + resets,
+        "one scene per env and state, whoever asks"
+    );
+    Some((counts, resets, reset_steps))
+}
+
+#[test]
+fn pixels_and_a_reward_model_render_each_view_once_per_step() {
+    let Some((shared, resets, reset_steps)) = count_renders("default") else {
+        return;
+    };
+    // The first reset, every step, and every step on which envs reset.
+    assert_eq!(shared.renders, 1 + 60 + reset_steps, "{shared:?}");
+    assert_eq!(shared.images, 4 * 61 + resets, "{shared:?}");
+    let Some((apart, ..)) = count_renders("top") else {
+        return;
+    };
+    assert_eq!(
+        apart.renders,
+        shared.renders + 60,
+        "a second view costs one render per step: {apart:?}"
     );
 }

@@ -77,8 +77,8 @@ fn spawn(mut commands: Commands) {
 
 fn status(sim: &Sim) -> String {
     let mut s = String::new();
-    let driver = match (sim.driver, sim.has_pilot()) {
-        (Driver::Pilot, true) => "policy",
+    let driver = match (sim.driver, sim.has_agent()) {
+        (Driver::Agent, true) => "policy",
         _ => "keyboard",
     };
     let pace = if sim.paused { "paused" } else { "running" };
@@ -138,7 +138,7 @@ fn key_map(sim: &Sim) -> String {
     s.push_str(
         "  F frame   P screenshot   H hide this   mouse: drag turn, right-drag pan, wheel zoom",
     );
-    if sim.has_pilot() {
+    if sim.has_agent() {
         s.push_str("\n  Tab policy/keyboard (any drive key takes over)");
     }
     s

@@ -27,17 +27,12 @@ use bevy::render::settings::WgpuSettings;
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 pub use proprio::render::ObsOptions;
+use proprio_core::Agent;
 use proprio_core::serde_json::Value;
 use sim::{Sim, SimRes};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// Something that acts for a batch of envs: a trained policy or a scripted controller.
-pub trait Pilot: Send {
-    /// Writes actions `[N × A]` for observations `[N × D]`.
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> Result<(), String>;
-}
 
 /// Why the viewer could not run.
 #[derive(Debug, thiserror::Error)]
@@ -99,7 +94,7 @@ pub struct ViewerOptions {
     /// Envs in the batch (shown as a grid).
     pub num_envs: usize,
     /// A policy for `env`, which starts driving.
-    pub pilot: Option<Box<dyn Pilot>>,
+    pub agent: Option<Box<dyn Agent + Send>>,
     /// Speed multiplier (headless: env steps per frame).
     pub speed: f32,
     /// Render headless and exit instead of opening a window.
@@ -171,7 +166,7 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         preflight::display()?;
     }
     let adapter = preflight::adapter()?;
-    let pilot = options.pilot.map(|p| (p, ids[current].to_string()));
+    let agent = options.agent.map(|p| (p, ids[current].to_string()));
     let mut sim = Sim::new(
         ids,
         current,
@@ -179,7 +174,7 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
         options.obs,
         options.seed,
         options.num_envs,
-        pilot,
+        agent,
     )?;
     sim.speed = options.speed;
     let sim = Arc::new(SimRes(Mutex::new(sim)));

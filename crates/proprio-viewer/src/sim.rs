@@ -2,14 +2,14 @@
 //! policy or the keyboard), pause / single-step / reset / speed, and the
 //! episode bookkeeping shown in the overlay.
 
+use crate::ViewerError;
 use crate::teleop::KeyMap;
-use crate::{Pilot, ViewerError};
 use bevy::input::ButtonInput;
 use bevy::input::keyboard::KeyCode;
 use bevy::prelude::*;
 use proprio::render::ObsOptions;
 use proprio_core::serde_json::Value;
-use proprio_core::{AutoresetMode, Scene, VecEnv, VecOptions};
+use proprio_core::{ActMode, Agent, AutoresetMode, Scene, VecEnv, VecOptions};
 use std::sync::Mutex;
 
 /// Steps per second of a turn-based env (tokens) under a policy, at speed 1.
@@ -19,7 +19,7 @@ const TURNS_PER_SECOND: f32 = 4.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Driver {
     /// The loaded policy (or scripted controller).
-    Pilot,
+    Agent,
     /// The keyboard.
     Keyboard,
 }
@@ -57,7 +57,7 @@ pub struct Sim {
     /// The keyboard's map for this env.
     pub keys: KeyMap,
     /// The policy and the env id it was trained on.
-    pilot: Option<(Box<dyn Pilot>, String)>,
+    agent: Option<(Box<dyn Agent + Send>, String)>,
     /// Who drives now.
     pub driver: Driver,
     /// No steps unless single-stepped.
@@ -115,7 +115,7 @@ impl Sim {
         obs: ObsOptions,
         seed: u64,
         num_envs: usize,
-        pilot: Option<(Box<dyn Pilot>, String)>,
+        agent: Option<(Box<dyn Agent + Send>, String)>,
     ) -> Result<Self, ViewerError> {
         let venv = make(ids[current], &config, &obs, num_envs)?;
         let spec = venv.spec().clone();
@@ -128,12 +128,12 @@ impl Sim {
             shown: num_envs,
             actions: vec![0.0; num_envs * spec.action_space.flat_dim()],
             keys: KeyMap::new(&spec),
-            driver: if pilot.is_some() {
-                Driver::Pilot
+            driver: if agent.is_some() {
+                Driver::Agent
             } else {
                 Driver::Keyboard
             },
-            pilot,
+            agent,
             venv,
             paused: false,
             step_once: false,
@@ -157,8 +157,8 @@ impl Sim {
     }
 
     /// True if a policy is loaded for the current env.
-    pub fn has_pilot(&self) -> bool {
-        self.pilot.as_ref().is_some_and(|(_, id)| id == self.id())
+    pub fn has_agent(&self) -> bool {
+        self.agent.as_ref().is_some_and(|(_, id)| id == self.id())
     }
 
     /// Resets every env with the seed and clears the episode counters.
@@ -184,8 +184,8 @@ impl Sim {
         let spec = self.venv.spec().clone();
         self.actions = vec![0.0; count * spec.action_space.flat_dim()];
         self.keys = KeyMap::new(&spec);
-        self.driver = if self.has_pilot() {
-            Driver::Pilot
+        self.driver = if self.has_agent() {
+            Driver::Agent
         } else {
             Driver::Keyboard
         };
@@ -219,7 +219,7 @@ impl Sim {
         }
         let rate = match self.step_seconds {
             Some(dt) => 1.0 / dt,
-            None if self.driver == Driver::Pilot => TURNS_PER_SECOND,
+            None if self.driver == Driver::Agent => TURNS_PER_SECOND,
             None => return 1,
         };
         self.accumulated += frame_seconds * rate * self.speed;
@@ -231,10 +231,10 @@ impl Sim {
     /// Chooses the actions of every env; `false` if nothing is ready to send
     /// (tokens still being typed).
     fn choose(&mut self, keys: &ButtonInput<KeyCode>) -> bool {
-        if self.driver == Driver::Pilot && self.has_pilot() {
+        if self.driver == Driver::Agent && self.has_agent() {
             let obs = &self.venv.batch().obs;
-            let (pilot, _) = self.pilot.as_mut().expect("has_pilot checked it");
-            match pilot.act(obs, &mut self.actions) {
+            let (agent, _) = self.agent.as_mut().expect("has_agent checked it");
+            match agent.act(obs, &mut self.actions, ActMode::Deterministic) {
                 Ok(()) => return true,
                 Err(e) => {
                     self.notice = Some(format!("policy failed ({e}); keyboard drives"));
@@ -283,7 +283,7 @@ impl Sim {
     /// Advances by the steps due this frame; errors pause the viewer with a notice.
     pub fn advance(&mut self, keys: &ButtonInput<KeyCode>, frame_seconds: f32, fixed: bool) {
         let typed_ready = self.keys.read(keys);
-        if self.driver == Driver::Pilot && self.keys.touched(keys) {
+        if self.driver == Driver::Agent && self.keys.touched(keys) {
             self.driver = Driver::Keyboard;
             self.notice = Some("keyboard took over (Tab hands back)".into());
         }
@@ -320,10 +320,10 @@ impl Sim {
         if keys.just_pressed(KeyCode::Minus) {
             self.speed = (self.speed / 2.0).max(1.0 / 16.0);
         }
-        if keys.just_pressed(KeyCode::Tab) && self.has_pilot() {
+        if keys.just_pressed(KeyCode::Tab) && self.has_agent() {
             self.driver = match self.driver {
-                Driver::Pilot => Driver::Keyboard,
-                Driver::Keyboard => Driver::Pilot,
+                Driver::Agent => Driver::Keyboard,
+                Driver::Keyboard => Driver::Agent,
             };
             self.notice = None;
         }

@@ -33,9 +33,8 @@ pub use state::{Car, LEN, MAX_OTHERS, MAX_SEGMENTS, Other, Segment};
 
 use proprio_core::serde_json::Value;
 use proprio_core::{
-    Backend, ChunkedKernel, ChunkedModel, Controller, Env, EnvEntry, EnvRng, EnvSpec, Info,
-    KernelEnv, KernelVecEnv, Registry, ResetOptions, Result, Scene, Space, VecEnv, VecOptions,
-    family,
+    Agent, Backend, ChunkedKernel, ChunkedModel, Env, EnvEntry, EnvRng, EnvSpec, Info, KernelEnv,
+    KernelVecEnv, Registry, ResetOptions, Result, Scene, Space, VecEnv, VecOptions, family,
 };
 use std::sync::Arc;
 
@@ -220,7 +219,7 @@ fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>
     Ok(Box::new(KernelEnv::new(kernel)?))
 }
 
-fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Controller>> {
+fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Agent + Send>> {
     let (settings, _) = settings(entry, task, &spec.config)?;
     Ok(Box::new(Driver::new(settings)))
 }
@@ -240,7 +239,7 @@ pub fn register(registry: &mut Registry) {
     let makers = family::FamilyMakers {
         make,
         make_vec,
-        controller: scripted,
+        scripted,
     };
     family::register_family(registry, tasks, &makers);
 }

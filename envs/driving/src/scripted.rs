@@ -9,7 +9,7 @@ use crate::road::wrap;
 use crate::task::{LOOK_AHEAD, ROAD_FEATURES, obs_dim};
 use crate::traffic::{idm, lane_centre, lane_of};
 use crate::{highway, params};
-use proprio_core::Controller;
+use proprio_core::{ActMode, Agent, Result};
 
 /// The scripted driver of every driving task.
 pub struct Driver {
@@ -187,8 +187,8 @@ impl Driver {
     }
 }
 
-impl Controller for Driver {
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) {
+impl Agent for Driver {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> Result<()> {
         let dim = obs_dim(self.settings.task);
         let width = match self.settings.action {
             ActionMode::Continuous => 2,
@@ -197,5 +197,6 @@ impl Controller for Driver {
         for (o, a) in obs.chunks_exact(dim).zip(actions.chunks_exact_mut(width)) {
             self.action(o, a);
         }
+        Ok(())
     }
 }

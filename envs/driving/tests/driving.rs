@@ -3,6 +3,7 @@
 //! refused with clear errors, infractions end episodes, and the scripted
 //! drivers finish their tasks.
 
+use proprio_core::ActMode;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Error, Registry, VecEnv, VecOptions};
 
@@ -32,14 +33,16 @@ fn make(id: &str, n: usize, threads: usize, config: Value) -> Box<dyn VecEnv> {
 fn trajectory(id: &str, n: usize, threads: usize, k: usize, steps: usize) -> Vec<f32> {
     let r = registry();
     let mut venv = make(id, n, threads, Value::Null);
-    let mut driver = r.controller(id, venv.spec()).unwrap();
+    let mut driver = r.scripted(id, venv.spec()).unwrap();
     let dim = venv.spec().observation_space.flat_dim();
     let width = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; n * width];
     venv.reset(Some(7), None).unwrap();
     let mut out = Vec::new();
     for _ in 0..steps {
-        driver.act(&venv.batch().obs, &mut actions);
+        driver
+            .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
+            .unwrap();
         venv.step(&actions).unwrap();
         out.extend_from_slice(&venv.batch().obs[..k * dim]);
         out.extend_from_slice(&venv.batch().reward[..k]);
@@ -138,19 +141,23 @@ fn snapshots_restore_the_same_future() {
     for id in TASKS {
         let r = registry();
         let mut venv = make(id, 4, 1, Value::Null);
-        let mut driver = r.controller(id, venv.spec()).unwrap();
+        let mut driver = r.scripted(id, venv.spec()).unwrap();
         let width = venv.spec().action_space.flat_dim();
         let mut actions = vec![0.0; 4 * width];
         venv.reset(Some(11), None).unwrap();
         for _ in 0..20 {
-            driver.act(&venv.batch().obs, &mut actions);
+            driver
+                .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
+                .unwrap();
             venv.step(&actions).unwrap();
         }
         let snapshots: Vec<_> = (0..4).map(|i| venv.snapshot(i).unwrap()).collect();
         let mut run = |venv: &mut Box<dyn VecEnv>| {
             let mut out = Vec::new();
             for _ in 0..30 {
-                driver.act(&venv.batch().obs, &mut actions);
+                driver
+                    .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
+                    .unwrap();
                 venv.step(&actions).unwrap();
                 out.extend_from_slice(&venv.batch().obs);
             }
@@ -168,13 +175,15 @@ fn snapshots_restore_the_same_future() {
 fn scripted_success(id: &str, n: usize) -> f64 {
     let r = registry();
     let mut venv = make(id, n, 2, Value::Null);
-    let mut driver = r.controller(id, venv.spec()).unwrap();
+    let mut driver = r.scripted(id, venv.spec()).unwrap();
     let width = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; n * width];
     venv.reset(Some(2026), None).unwrap();
     let mut result = vec![None; n];
     while result.iter().any(Option::is_none) {
-        driver.act(&venv.batch().obs, &mut actions);
+        driver
+            .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
+            .unwrap();
         venv.step(&actions).unwrap();
         let b = venv.batch();
         for (i, r) in result.iter_mut().enumerate() {

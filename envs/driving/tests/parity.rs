@@ -15,6 +15,7 @@
 //! Runs on any wgpu adapter (lavapipe in CI). Without one the test is skipped,
 //! unless `PROPRIO_REQUIRE_GPU=1` (set by `.ci/run`) makes that a failure.
 
+use proprio_core::ActMode;
 use proprio_core::rand::RngExt;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{
@@ -134,7 +135,7 @@ fn gpu_kernel_matches_the_cpu_reference() {
             Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
         };
         let mut cpu = make(&registry, id, &config, Backend::Cpu).unwrap();
-        let mut driver = registry.controller(id, cpu.spec()).unwrap();
+        let mut driver = registry.scripted(id, cpu.spec()).unwrap();
         cpu.reset(Some(5), None).unwrap();
         gpu.reset(Some(5), None).unwrap();
         let dim = cpu.spec().observation_space.flat_dim();
@@ -152,7 +153,9 @@ fn gpu_kernel_matches_the_cpu_reference() {
         let mut worst = 0.0f32;
         let mut worst_reward = 0.0f32;
         for step in 1..=STEPS {
-            driver.act(&cpu.batch().obs, &mut actions);
+            driver
+                .act(&cpu.batch().obs, &mut actions, ActMode::Deterministic)
+                .unwrap();
             for a in &mut actions {
                 if meta {
                     if rng.random::<f32>() < 0.1 {

@@ -27,7 +27,7 @@ pub use state::{CHUNK, Drone, LEN};
 
 use proprio_core::serde_json::Value;
 use proprio_core::{
-    Backend, Controller, Env, EnvEntry, EnvSpec, KernelEnv, KernelVecEnv, Registry, ResetOptions,
+    Agent, Backend, Env, EnvEntry, EnvSpec, KernelEnv, KernelVecEnv, Registry, ResetOptions,
     Result, Space, VecEnv, VecOptions, family,
 };
 use std::sync::Arc;
@@ -147,7 +147,7 @@ fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>
     )?)?))
 }
 
-fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Controller>> {
+fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Agent + Send>> {
     let (settings, _) = settings(entry, task, &spec.config)?;
     Ok(Box::new(Cascade::new(settings)))
 }
@@ -166,7 +166,7 @@ pub fn register(registry: &mut Registry) {
     let makers = family::FamilyMakers {
         make,
         make_vec,
-        controller: scripted,
+        scripted,
     };
     family::register_family(registry, tasks, &makers);
 }

@@ -6,7 +6,7 @@ use crate::config::{ActionMode, Settings, TaskKind};
 use crate::dynamics::{V3, add, cross, dot, mix, mul, norm, scale, sub};
 use crate::params::{GRAVITY, INERTIA, MASS, MAX_RATE, RATE_GAIN, THRUST_TO_WEIGHT, max_rpm};
 use crate::task::obs_dim;
-use proprio_core::Controller;
+use proprio_core::{ActMode, Agent, Result};
 
 /// Position gain, 1/s².
 const KP: f32 = 6.0;
@@ -113,11 +113,12 @@ impl Cascade {
     }
 }
 
-impl Controller for Cascade {
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) {
+impl Agent for Cascade {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> Result<()> {
         let dim = obs_dim(self.settings.task);
         for (o, a) in obs.chunks_exact(dim).zip(actions.chunks_exact_mut(4)) {
             a.copy_from_slice(&self.action(o));
         }
+        Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! The scripted cascaded controller flies every task: the physics is flyable.
 
+use proprio_core::ActMode;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Registry, VecEnv, VecOptions};
 
@@ -18,12 +19,14 @@ fn episodes(id: &str, config: Value, n: usize) -> Vec<(bool, f64, f64)> {
         ..VecOptions::default()
     };
     let mut venv = registry.make_vec(id, n, &config, options).unwrap();
-    let mut controller = registry.controller(id, venv.spec()).unwrap();
+    let mut controller = registry.scripted(id, venv.spec()).unwrap();
     venv.reset(Some(2024), None).unwrap();
     let mut actions = vec![0.0; n * 4];
     let mut result = vec![None; n];
     while result.iter().any(Option::is_none) {
-        controller.act(&venv.batch().obs, &mut actions);
+        controller
+            .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
+            .unwrap();
         venv.step(&actions).unwrap();
         let b = venv.batch();
         let mut mask = vec![false; n];

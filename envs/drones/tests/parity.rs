@@ -10,6 +10,7 @@
 //! Runs on any wgpu adapter (lavapipe in CI). Without one the test is skipped,
 //! unless `PROPRIO_REQUIRE_GPU=1` (set by `.ci/run`) makes that a failure.
 
+use proprio_core::ActMode;
 use proprio_core::rand::RngExt;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Backend, Error, Registry, VecEnv, VecOptions, episode_rng};
@@ -102,7 +103,7 @@ fn gpu_kernel_matches_the_cpu_reference() {
             Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
         };
         let mut cpu = make(&registry, id, &config, Backend::Cpu).unwrap();
-        let mut controller = registry.controller(id, cpu.spec()).unwrap();
+        let mut controller = registry.scripted(id, cpu.spec()).unwrap();
         cpu.reset(Some(5), None).unwrap();
         gpu.reset(Some(5), None).unwrap();
         let dim = cpu.spec().observation_space.flat_dim();
@@ -112,7 +113,9 @@ fn gpu_kernel_matches_the_cpu_reference() {
         let (mut ends, mut crashes, mut reached) = (0, 0, 0);
         let mut flips = 0;
         for step in 1..=STEPS {
-            controller.act(&cpu.batch().obs, &mut actions);
+            controller
+                .act(&cpu.batch().obs, &mut actions, ActMode::Deterministic)
+                .unwrap();
             for a in &mut actions {
                 *a += 0.1 * (rng.random::<f32>() - 0.5);
             }

@@ -39,8 +39,8 @@ pub use world::{BodyState, Physics, TOUCH, World};
 
 use proprio_core::serde_json::Value;
 use proprio_core::{
-    Backend, Controller, Env, EnvEntry, EnvSpec, Error, KernelEnv, KernelVecEnv, Registry,
-    ResetOptions, Result, Space, VecEnv, VecOptions, family,
+    Agent, Backend, Env, EnvEntry, EnvSpec, Error, KernelEnv, KernelVecEnv, Registry, ResetOptions,
+    Result, Space, VecEnv, VecOptions, family,
 };
 use std::sync::Arc;
 
@@ -156,7 +156,7 @@ fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>
     )?)?))
 }
 
-fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Controller>> {
+fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Agent + Send>> {
     let (settings, _) = settings(entry, task, &spec.config)?;
     Ok(Box::new(Scripted::new(settings)?))
 }
@@ -176,7 +176,7 @@ pub fn register(registry: &mut Registry) {
     let makers = family::FamilyMakers {
         make,
         make_vec,
-        controller: scripted,
+        scripted,
     };
     family::register_family(registry, tasks, &makers);
     registry

@@ -7,7 +7,7 @@ use crate::controller::{EE_STEP, EE_TURN};
 use crate::scene::CUBE_HALF;
 use crate::task::{STACK_OFFSET, obs_dim};
 use glam::{Quat, Vec3};
-use proprio_core::{Controller, Error, Result};
+use proprio_core::{ActMode, Agent, Error, Result};
 use std::f32::consts::FRAC_PI_2;
 
 /// Fraction of the remaining end-effector error commanded per control step.
@@ -201,12 +201,13 @@ impl Scripted {
     }
 }
 
-impl Controller for Scripted {
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) {
+impl Agent for Scripted {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> Result<()> {
         let d = obs_dim(&self.settings);
         let a = self.settings.control.action_dim();
         for (o, act) in obs.chunks_exact(d).zip(actions.chunks_exact_mut(a)) {
             self.action(o, act);
         }
+        Ok(())
     }
 }

@@ -3,6 +3,7 @@
 //! snapshots of the whole rapier world, validation, blow-up truncation.
 
 use glam::Vec3;
+use proprio_core::ActMode;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Error, Registry, VecEnv, VecOptions};
 use proprio_manipulation::{ManipState, Scene};
@@ -93,13 +94,15 @@ fn seeds_repeat_and_envs_differ() {
 fn same_step_autoreset_keeps_the_final_observation_of_a_success() {
     let id = "manipulation/reach-v0";
     let mut v = venv(id, 2, 1, AutoresetMode::SameStep);
-    let mut policy = registry().controller(id, v.spec()).unwrap();
+    let mut policy = registry().scripted(id, v.spec()).unwrap();
     v.reset(Some(4), None).unwrap();
     let start = v.batch().obs[..v.batch().obs_dim].to_vec();
     let mut actions = vec![0.0; 2 * 4];
     for _ in 0..50 {
         let obs = v.batch().obs.clone();
-        policy.act(&obs, &mut actions);
+        policy
+            .act(&obs, &mut actions, ActMode::Deterministic)
+            .unwrap();
         v.step(&actions).unwrap();
         let b = v.batch();
         if b.terminated[0] {
@@ -288,7 +291,7 @@ fn without_the_goal_in_the_state_the_rest_of_the_observation_is_unchanged() {
         assert_eq!(&b[..at], &f[..at], "{id}");
         assert_eq!(&b[at..], &f[at + 6..], "{id}");
         let spec = blind.spec().clone();
-        let scripted = registry.controller(id, &spec).err().map(|e| e.to_string());
+        let scripted = registry.scripted(id, &spec).err().map(|e| e.to_string());
         assert!(
             scripted.is_some_and(|e| e.contains("goal_in_state")),
             "{id}"

@@ -2,6 +2,7 @@
 //! episodes: the physics allows reaching, pushing, a grasp that does not slip
 //! and a stack that stays for a second.
 
+use proprio_core::ActMode;
 use proprio_core::serde_json::Value;
 use proprio_core::{AutoresetMode, Registry, VecOptions};
 
@@ -16,14 +17,16 @@ fn success_rate(id: &str, seed: u64) -> f64 {
     };
     let n = 100;
     let mut venv = registry.make_vec(id, n, &Value::Null, options).unwrap();
-    let mut policy = registry.controller(id, venv.spec()).unwrap();
+    let mut policy = registry.scripted(id, venv.spec()).unwrap();
     let dim = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; n * dim];
     let mut outcome: Vec<Option<bool>> = vec![None; n];
     venv.reset(Some(seed), None).unwrap();
     while outcome.iter().any(Option::is_none) {
         let obs = venv.batch().obs.clone();
-        policy.act(&obs, &mut actions);
+        policy
+            .act(&obs, &mut actions, ActMode::Deterministic)
+            .unwrap();
         venv.step(&actions).unwrap();
         let b = venv.batch();
         for (i, slot) in outcome.iter_mut().enumerate() {

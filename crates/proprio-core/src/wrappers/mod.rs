@@ -6,12 +6,14 @@
 //! CleanRL does: statistics innermost, normalisation outside them.
 
 mod action;
+mod autoreset;
 mod episode_stats;
 mod frame_stack;
 mod normalize;
 mod time_limit;
 
 pub use action::{ClipAction, RescaleAction};
+pub use autoreset::SameStepAutoreset;
 pub use episode_stats::RecordEpisodeStatistics;
 pub use frame_stack::FrameStack;
 pub use normalize::{EPSILON, NormalizeObservation, NormalizeReward, RunningMeanStd};

@@ -1,7 +1,7 @@
 //! Frames of an env with captions of the states they show: what an in-domain
 //! CLIP learns from. Envs take random actions (each from its own stream), or
 //! a share of them follows the env's scripted controller, another share
-//! a [`Driver`] (a trained policy: the states a learner drifts into get
+//! an [`Agent`] (a trained policy: the states a learner drifts into get
 //! their true captions), and a share of decoys replays the scripted envs'
 //! actions in their own scenes (the motion of a success, aimed elsewhere:
 //! hard negatives, so a model cannot read "the hand moved as in a success"
@@ -11,7 +11,7 @@
 use crate::{Result, RewardError};
 use proprio::render::{Frames, RenderConfig, Renderer};
 use proprio::serde_json::Value;
-use proprio::{AutoresetMode, RandomActions, Scene, VecEnv, VecOptions};
+use proprio::{ActMode, Agent, AutoresetMode, RandomActions, Scene, VecEnv, VecOptions};
 
 /// Captioned frames: `images` `[n × side × side × 3]` u8, `labels[i]` indexes `captions`.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +63,7 @@ pub struct Collect<'a> {
     /// Fraction of the envs driven by the env's scripted controller instead of
     /// random actions, so that frames of success are common enough to learn.
     pub scripted: f64,
-    /// Fraction of the envs, after the scripted ones, driven by the [`Driver`].
+    /// Fraction of the envs, after the scripted ones, driven by the agent (a trained policy, sampling).
     pub driven: f64,
     /// Fraction of the envs, after the driven ones, that each take one
     /// scripted env's action (needs `scripted > 0`).
@@ -72,16 +72,10 @@ pub struct Collect<'a> {
     pub seed: u64,
 }
 
-/// Acts for a share of the envs whose frames are collected: a trained policy.
-pub trait Driver {
-    /// Writes actions `[n × A]` for observations `[n × D]`.
-    fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> std::result::Result<(), String>;
-}
-
 /// Steps `c.num_envs` envs with random actions (the scripted controller and
 /// `driver` acting for their shares) and keeps every env's frame and
 /// caption after each step until `c.frames` are collected.
-pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Captioned> {
+pub fn collect(c: &Collect, mut driver: Option<&mut dyn Agent>) -> Result<Captioned> {
     let env_error = |e: proprio::Error| RewardError::Input(e.to_string());
     let share = |f: f64| f.is_finite() && (0.0..=1.0).contains(&f);
     if ![c.scripted, c.driven, c.decoy].into_iter().all(share)
@@ -128,7 +122,7 @@ pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Capti
     let obs_dim = venv.batch().obs_dim;
     let mut controller = match scripted {
         0 => None,
-        _ => Some(registry.controller(c.env, venv.spec()).map_err(env_error)?),
+        _ => Some(registry.scripted(c.env, venv.spec()).map_err(env_error)?),
     };
     let mut random = RandomActions::new(c.seed, n);
     let (mut actions, mut sampled) = (vec![0.0; n * dim], vec![0.0; n * dim]);
@@ -139,13 +133,16 @@ pub fn collect(c: &Collect, mut driver: Option<&mut dyn Driver>) -> Result<Capti
     while texts.len() < c.frames {
         random.sample(&space, &mut sampled);
         if let Some(controller) = controller.as_mut() {
-            controller.act(&venv.batch().obs, &mut actions);
+            controller
+                .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
+                .map_err(env_error)?;
         }
         if let Some(driver) = driver.as_mut().filter(|_| driven > 0) {
             let obs = &venv.batch().obs[scripted * obs_dim..(scripted + driven) * obs_dim];
+            let driven_actions = &mut actions[scripted * dim..(scripted + driven) * dim];
             driver
-                .act(obs, &mut actions[scripted * dim..(scripted + driven) * dim])
-                .map_err(RewardError::Input)?;
+                .act(obs, driven_actions, ActMode::Sampled)
+                .map_err(|e| RewardError::Input(e.to_string()))?;
         }
         replay_scripted(&mut actions, dim, scripted, scripted + driven, decoys);
         let first_random = (scripted + driven + decoys) * dim;

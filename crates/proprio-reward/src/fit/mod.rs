@@ -6,7 +6,7 @@
 mod data;
 mod save;
 
-pub use data::{Captioned, Collect, Driver, collect};
+pub use data::{Captioned, Collect, collect};
 pub use save::save;
 
 use crate::clip::{

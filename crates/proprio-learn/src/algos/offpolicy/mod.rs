@@ -1,0 +1,417 @@
+//! What every off-policy learner shares (SAC, TD3, DSAC-T): step the envs,
+//! store transitions in the replay buffer, update from minibatches. Each
+//! algorithm brings only its networks and its update; the shared training
+//! loop (`crate::learner`) logs, evaluates and checkpoints.
+
+mod soft;
+
+pub use soft::SacConfig;
+
+use crate::base::error::{LearnError, Result};
+use crate::base::seeds::{evaluation_seed, learner_rng};
+use crate::base::tensor::matrix;
+use crate::env::{EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
+use crate::learner::{Cadence, Learner};
+use crate::nets::acting::PolicyFile;
+use crate::replay::ReplayBuffer;
+use crate::run::{Progress, checkpoint_error, read_json, write_json};
+use burn::module::Module;
+use burn::optim::ModuleOptimizer;
+use burn::prelude::*;
+use proprio::rand::RngExt;
+use proprio::serde_json::{Map, Value, json};
+use proprio::{ActMode, EnvRng, Space};
+use proprio_reward::SharedHead;
+use std::path::Path;
+
+/// Env steps between metrics rows.
+const LOG_EVERY: u64 = 1_000;
+
+/// The settings of the loop, which every off-policy config holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    /// Env steps (summed over envs) to train for.
+    pub total_steps: u64,
+    /// Envs stepped in parallel; each step adds `num_envs` transitions.
+    pub num_envs: usize,
+    /// Replay buffer capacity in transitions.
+    pub buffer_size: usize,
+    /// Transitions per gradient step.
+    pub batch_size: usize,
+    /// Env steps of uniformly random actions before learning.
+    pub learning_starts: u64,
+    /// Discount factor (also the return normaliser's).
+    pub gamma: f32,
+    /// Normalise observations.
+    pub normalize: bool,
+    /// Threads of the update's matrix products.
+    pub update_threads: usize,
+    /// Evaluate the deterministic policy every this many env steps (0: only at the end).
+    pub eval_every: u64,
+    /// Episodes per evaluation.
+    pub eval_episodes: usize,
+}
+
+impl Schedule {
+    /// Rejects loop settings no off-policy algorithm can run with.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.num_envs == 0
+            || self.batch_size == 0
+            || self.buffer_size == 0
+            || self.update_threads == 0
+            || self.eval_episodes == 0
+        {
+            return Err(
+                "num_envs, batch_size, buffer_size, update_threads and eval_episodes must be positive"
+                    .into(),
+            );
+        }
+        if !(0.0..=1.0).contains(&self.gamma) {
+            return Err("gamma must lie in [0, 1]".into());
+        }
+        Ok(())
+    }
+}
+
+/// What an algorithm is built from: the env's sizes and action box.
+pub struct Shape<'a> {
+    /// Flat observation width.
+    pub obs_dim: usize,
+    /// Lower action bounds, one per component.
+    pub low: &'a [f32],
+    /// Upper action bounds.
+    pub high: &'a [f32],
+    /// The autodiff device the networks train on.
+    pub device: &'a Device,
+}
+
+/// A minibatch on the training device, row-major `[B, ·]`.
+pub struct Minibatch {
+    /// Observations `[B, D]`.
+    pub obs: Tensor<2>,
+    /// Actions taken `[B, A]`.
+    pub actions: Tensor<2>,
+    /// Rewards `[B, 1]`.
+    pub rewards: Tensor<2>,
+    /// The true next observations `[B, D]` (the final one at an episode's end).
+    pub next_obs: Tensor<2>,
+    /// `1 − terminated` `[B, 1]`: truncated episodes still bootstrap.
+    pub not_done: Tensor<2>,
+}
+
+/// An off-policy algorithm: its networks, how it explores and how it learns.
+pub trait Algorithm: Send {
+    /// The name in messages ("SAC").
+    const NAME: &'static str;
+
+    /// Actions `[n × A]`, in env units, to explore with from observations `obs` `[n, D]`.
+    fn explore(&mut self, obs: Tensor<2>, rng: &mut EnvRng) -> Result<Vec<f32>>;
+
+    /// One update from `batch`; `iteration` counts env-step iterations (for delayed updates).
+    fn update(&mut self, batch: Minibatch, iteration: u64, rng: &mut EnvRng) -> Result<()>;
+
+    /// The deterministic actions `[n × A]` for observations `obs` `[n × D]` (evaluation).
+    fn greedy(&self) -> impl FnMut(&[f32], usize, &mut [f32]) -> Result<()>;
+
+    /// The latest losses (and any other learner state worth plotting) into a metrics row.
+    fn metrics(&self, row: &mut Map<String, Value>);
+
+    /// The acting network, for `policy.json`.
+    fn policy(&self) -> PolicyFile;
+
+    /// Writes networks and optimizers into the checkpoint directory `dir`.
+    fn save(&self, dir: &Path) -> Result<()>;
+
+    /// Reads what [`Algorithm::save`] wrote.
+    fn load(&mut self, dir: &Path) -> Result<()>;
+}
+
+/// An off-policy learner bound to its training envs.
+pub struct OffPolicy<A> {
+    algorithm: A,
+    /// The pool the updates run in (burn's CPU kernels split products over its threads).
+    pool: rayon::ThreadPool,
+    schedule: Schedule,
+    device: Device,
+    env: TrainEnv,
+    source: EnvSource,
+    seed: u64,
+    rng: EnvRng,
+    global_step: u64,
+    iteration: u64,
+    obs_dim: usize,
+    action_dim: usize,
+    low: Vec<f32>,
+    high: Vec<f32>,
+    buffer: ReplayBuffer,
+    next_obs: Vec<f32>,
+    episodes: Vec<(f64, f64)>,
+    actions: Vec<f32>,
+}
+
+impl<A: Algorithm> OffPolicy<A> {
+    /// Builds the envs (reset with `seed`) and the algorithm's networks, drawn from `seed` on `device`.
+    pub fn build(
+        source: EnvSource,
+        schedule: Schedule,
+        seed: u64,
+        device: Device,
+        threads: Option<usize>,
+        algorithm: impl FnOnce(Shape, &mut EnvRng) -> A,
+    ) -> Result<Self> {
+        let name = A::NAME;
+        if source.obs.mode != proprio::render::ObsMode::State {
+            return Err(LearnError::Config(format!(
+                "{name} has no image encoder yet: train --obs {} with --algo ppo",
+                source.obs.mode
+            )));
+        }
+        let s = &schedule;
+        let normalization = Normalization::from_keys(s.normalize, true);
+        let mut env = TrainEnv::new(&source, s.num_envs, threads, normalization, s.gamma)?;
+        env.venv().reset(Some(seed), None)?;
+        let spec = env.venv_ref().spec().clone();
+        let Space::Box { low, high } = spec.action_space.clone() else {
+            return Err(LearnError::Config(format!(
+                "{name} needs a box action space, not {}",
+                spec.action_space
+            )));
+        };
+        if low.iter().chain(&high).any(|v| !v.is_finite()) {
+            return Err(LearnError::Config(format!(
+                "{name} needs finite action bounds to squash into"
+            )));
+        }
+        let (obs_dim, action_dim) = (spec.observation_space.flat_dim(), low.len());
+        let device = device.autodiff();
+        let mut rng = learner_rng(seed);
+        let shape = Shape {
+            obs_dim,
+            low: &low,
+            high: &high,
+            device: &device,
+        };
+        let algorithm = algorithm(shape, &mut rng);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(s.update_threads)
+            .build()
+            .map_err(|e| {
+                LearnError::Config(format!(
+                    "cannot start {} update threads: {e}",
+                    s.update_threads
+                ))
+            })?;
+        let capacity = s.buffer_size.min(s.total_steps as usize + s.num_envs);
+        let num_envs = s.num_envs;
+        Ok(Self {
+            next_obs: env.venv_ref().batch().obs.clone(),
+            buffer: ReplayBuffer::new(capacity, obs_dim, action_dim)?,
+            algorithm,
+            pool,
+            schedule,
+            rng,
+            device,
+            env,
+            source,
+            seed,
+            global_step: 0,
+            iteration: 0,
+            obs_dim,
+            action_dim,
+            low,
+            high,
+            episodes: Vec::new(),
+            actions: vec![0.0; num_envs * action_dim],
+        })
+    }
+
+    /// Uniform random actions before `learning_starts`, the algorithm's exploration after.
+    fn act(&mut self, actions: &mut [f32]) -> Result<()> {
+        if self.global_step < self.schedule.learning_starts {
+            for row in actions.chunks_exact_mut(self.action_dim) {
+                for ((x, lo), hi) in row.iter_mut().zip(&self.low).zip(&self.high) {
+                    *x = lo + (hi - lo) * self.rng.random::<f32>();
+                }
+            }
+            return Ok(());
+        }
+        let n = self.schedule.num_envs;
+        let obs = matrix(&self.next_obs, n, self.obs_dim, &self.device);
+        actions.copy_from_slice(&self.algorithm.explore(obs, &mut self.rng)?);
+        Ok(())
+    }
+
+    /// Stores the step's transitions and notes finished episodes.
+    fn store(&mut self, actions: &[f32]) {
+        let b = self.env.venv_ref().batch();
+        let (d, a) = (self.obs_dim, self.action_dim);
+        for i in 0..self.schedule.num_envs {
+            // The true next observation: the final one when the episode ended (CleanRL's real_next_obs).
+            let next = b.final_obs(i).unwrap_or(b.obs(i));
+            let obs = &self.next_obs[i * d..(i + 1) * d];
+            let action = &actions[i * a..(i + 1) * a];
+            self.buffer
+                .push(obs, action, b.reward[i], next, b.terminated[i]);
+            if let (Some(r), Some(l)) = (
+                b.infos[i].get("episode.return"),
+                b.infos[i].get("episode.length"),
+            ) {
+                self.episodes.push((r, l));
+            }
+        }
+        self.next_obs.copy_from_slice(&b.obs);
+    }
+
+    fn minibatch(&mut self) -> Minibatch {
+        let (b, d, a) = (self.schedule.batch_size, self.obs_dim, self.action_dim);
+        let s = self.buffer.sample(b, &mut self.rng);
+        let dev = &self.device;
+        Minibatch {
+            obs: matrix(&s.obs, b, d, dev),
+            actions: matrix(&s.actions, b, a, dev),
+            rewards: matrix(&s.rewards, b, 1, dev),
+            next_obs: matrix(&s.next_obs, b, d, dev),
+            not_done: matrix(&s.terminated, b, 1, dev).neg().add_scalar(1.0),
+        }
+    }
+}
+
+impl<A: Algorithm> Learner for OffPolicy<A> {
+    fn name(&self) -> &'static str {
+        A::NAME
+    }
+
+    fn cadence(&self) -> Cadence {
+        let s = &self.schedule;
+        Cadence {
+            total_steps: s.total_steps,
+            steps_per_iteration: s.num_envs as u64,
+            log_every: LOG_EVERY,
+            eval_every: s.eval_every,
+            eval_episodes: s.eval_episodes,
+            learning_starts: s.learning_starts,
+        }
+    }
+
+    fn global_step(&self) -> u64 {
+        self.global_step
+    }
+
+    fn iteration(&self) -> u64 {
+        self.iteration
+    }
+
+    /// One env step in every env, and one update once past `learning_starts`.
+    fn iterate(&mut self) -> Result<()> {
+        let mut actions = std::mem::take(&mut self.actions);
+        self.act(&mut actions)?;
+        self.env.venv().step(&actions)?;
+        self.store(&actions);
+        self.actions = actions;
+        self.global_step += self.schedule.num_envs as u64;
+        if self.global_step > self.schedule.learning_starts {
+            let batch = self.minibatch();
+            let (algorithm, rng) = (&mut self.algorithm, &mut self.rng);
+            self.pool
+                .install(|| algorithm.update(batch, self.iteration, rng))?;
+        }
+        self.iteration += 1;
+        Ok(())
+    }
+
+    fn metrics(&mut self, row: &mut Map<String, Value>) {
+        if !self.episodes.is_empty() {
+            let k = self.episodes.len() as f64;
+            let mean = |f: fn(&(f64, f64)) -> f64| self.episodes.iter().map(f).sum::<f64>() / k;
+            row.insert("episode_return".into(), json!(mean(|e| e.0)));
+            row.insert("episode_length".into(), json!(mean(|e| e.1)));
+            self.episodes.clear();
+        }
+        self.algorithm.metrics(row);
+        row.insert("buffer".into(), json!(self.buffer.len()));
+    }
+
+    /// Returns of `episodes` episodes of the deterministic policy on fresh envs.
+    fn evaluate(&self, episodes: usize) -> Result<Evaluation> {
+        let stats = self.env.stats();
+        let mut greedy = self.algorithm.greedy();
+        let d = self.obs_dim;
+        evaluate(
+            &self.source,
+            episodes,
+            evaluation_seed(self.seed),
+            stats.as_ref().and_then(|s| s.obs.as_ref()),
+            &mut |obs: &[f32], actions: &mut [f32], _: ActMode| {
+                Ok(greedy(obs, obs.len() / d, actions)?)
+            },
+        )
+    }
+
+    fn progress(&self) -> Result<Progress> {
+        Ok(Progress {
+            global_step: self.global_step,
+            iteration: self.iteration,
+            elapsed_s: 0.0,
+            rng: self.rng.clone(),
+            stats: self.env.stats(),
+            envs: self.env.snapshots()?,
+        })
+    }
+
+    fn policy(&self) -> Option<PolicyFile> {
+        Some(self.algorithm.policy())
+    }
+
+    /// Networks, optimizers and the replay buffer.
+    fn save(&self, dir: &Path) -> Result<()> {
+        self.algorithm.save(dir)?;
+        write_json(&dir.join("replay.json"), &self.buffer)
+    }
+
+    fn resume(&mut self, progress: Progress, checkpoint: &Path) -> Result<()> {
+        self.algorithm.load(checkpoint)?;
+        let capacity = self.buffer.capacity();
+        self.buffer = read_json(&checkpoint.join("replay.json"))?;
+        // The run may now train for longer than the buffer was sized for.
+        self.buffer.grow(capacity)?;
+        self.next_obs = self.env.restore(progress.stats.as_ref(), &progress.envs)?;
+        self.rng = progress.rng;
+        self.global_step = progress.global_step;
+        self.iteration = progress.iteration;
+        Ok(())
+    }
+
+    fn reward_head(&self) -> Option<&SharedHead> {
+        self.env.reward_head()
+    }
+
+    fn evaluate_with_reward_from(&mut self, checkpoint: &Path) {
+        self.source.reward_weights = Some(checkpoint.to_path_buf());
+    }
+}
+
+/// Saves `module` as `dir/name`, naming the file in any error.
+pub fn save_module<M: Module>(module: &M, dir: &Path, name: &str) -> Result<()> {
+    let path = dir.join(name);
+    module
+        .clone()
+        .save_file(&path)
+        .map_err(checkpoint_error(&path))
+}
+
+/// Saves an optimizer's state as `dir/name`.
+pub fn save_optimizer(optim: &ModuleOptimizer, dir: &Path, name: &str) -> Result<()> {
+    let path = dir.join(name);
+    optim.save(&path).map_err(checkpoint_error(&path))
+}
+
+/// Reads an optimizer's state from `dir/name`.
+pub fn load_optimizer(optim: ModuleOptimizer, dir: &Path, name: &str) -> Result<ModuleOptimizer> {
+    let path = dir.join(name);
+    optim.load(&path).map_err(checkpoint_error(&path))
+}
+
+/// The device a module's weights live on (the inference device of a `valid()` copy).
+pub fn module_device<M: Module>(module: &M) -> Device {
+    module.devices().into_iter().next().unwrap_or_default()
+}

@@ -1,0 +1,8 @@
+//! What every part of the learner stands on: errors, host↔tensor copies,
+//! gradient clipping, the compute device, and the named random streams.
+
+pub mod device;
+pub mod error;
+pub mod grad;
+pub mod seeds;
+pub mod tensor;

@@ -1,0 +1,218 @@
+//! The acting network a checkpoint holds, described in its `policy.json` by
+//! the learner that wrote it, so a policy loads without knowing the algorithm.
+
+use crate::base::error::{LearnError, Result};
+use crate::base::tensor::{host, matrix};
+use crate::nets::actor::{Actor as _, ControlPolicy};
+use crate::nets::actor_critic::{ActorCritic, AgentShape};
+use crate::nets::deterministic::{ActionBox, DeterministicActor, add_exploration_noise};
+use crate::nets::head::{ActionHead, standard_normal};
+use crate::nets::sequence::{SequencePolicy, SequenceShape};
+use crate::nets::squashed::{Actor, box_affine, squash};
+use crate::run::load_module;
+use burn::prelude::*;
+use proprio::{EnvRng, Space, episode_rng};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Which network acts, and what it needs to be rebuilt before its weights load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "network", rename_all = "snake_case")]
+pub enum PolicyNet {
+    /// CleanRL's actor-critic; its action head acts (PPO).
+    ActorCritic {
+        /// The architecture.
+        shape: AgentShape,
+    },
+    /// A tanh-squashed Gaussian actor (SAC, DSAC-T).
+    Squashed {
+        /// Hidden layer sizes.
+        hidden: Vec<usize>,
+    },
+    /// A deterministic actor; sampling adds Gaussian noise of `noise` half-widths (TD3).
+    Deterministic {
+        /// Hidden layer sizes.
+        hidden: Vec<usize>,
+        /// Exploration noise, in half-widths of the action box.
+        noise: f32,
+    },
+    /// The transformer policy over token answers, sampled at `temperature`.
+    Sequence {
+        /// The architecture.
+        shape: SequenceShape,
+        /// Sampling temperature.
+        temperature: f32,
+    },
+    /// An MLP actor-critic with its action head, sampled at `temperature` (group learner, control envs).
+    Control {
+        /// Hidden layer sizes.
+        hidden: Vec<usize>,
+        /// Sampling temperature.
+        temperature: f32,
+    },
+}
+
+/// `policy.json`: the acting network and the file of its weights in the checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyFile {
+    /// The network.
+    #[serde(flatten)]
+    pub net: PolicyNet,
+    /// Its weights, relative to the checkpoint folder.
+    pub weights: String,
+}
+
+/// The name of the description in a checkpoint folder.
+pub const POLICY_FILE: &str = "policy.json";
+
+/// A loaded acting network on its device.
+pub struct ActingNet {
+    net: Acting,
+    device: Device,
+}
+
+/// The networks a checkpoint can act with.
+enum Acting {
+    /// An actor-critic and its head.
+    ActorCritic(Box<ActorCritic>, ActionHead),
+    /// A squashed Gaussian actor and the affine map from `[-1, 1]` to the box.
+    Squashed(Box<(Actor, Tensor<2>, Tensor<2>)>),
+    /// A deterministic actor, its box and noise.
+    Deterministic(Box<(DeterministicActor, ActionBox, [Vec<f32>; 2], f32)>),
+    /// A transformer over token answers and its temperature.
+    Sequence(Box<SequencePolicy>, f32),
+    /// An MLP actor-critic of the group learner and its temperature.
+    Control(Box<ControlPolicy>, f32),
+}
+
+fn box_bounds(action_space: &Space) -> Result<(&[f32], &[f32])> {
+    match action_space {
+        Space::Box { low, high } => Ok((low, high)),
+        other => Err(LearnError::Config(format!(
+            "this policy acts in a box, but the env acts in {other}"
+        ))),
+    }
+}
+
+impl PolicyFile {
+    /// Rebuilds the network for `obs_space` and `action_space` and loads its weights from `checkpoint`.
+    pub fn load(
+        &self,
+        obs_space: &Space,
+        action_space: &Space,
+        checkpoint: &Path,
+        device: &Device,
+    ) -> Result<ActingNet> {
+        // The initial weights are replaced by the checkpoint's.
+        let rng = &mut episode_rng(0, 0, 0);
+        let weights = checkpoint.join(&self.weights);
+        let obs_dim = obs_space.flat_dim();
+        let net = match &self.net {
+            PolicyNet::ActorCritic { shape } => {
+                let head = ActionHead::for_space(action_space)?;
+                let agent = ActorCritic::new(obs_space, &head, shape, device, rng)?;
+                Acting::ActorCritic(Box::new(load_module(agent, &weights)?), head)
+            }
+            PolicyNet::Squashed { hidden } => {
+                let (low, high) = box_bounds(action_space)?;
+                let actor = Actor::new(obs_dim, low.len(), hidden, device, rng);
+                let (scale, bias) = box_affine(low, high);
+                Acting::Squashed(Box::new((
+                    load_module(actor, &weights)?,
+                    matrix(&scale, 1, low.len(), device),
+                    matrix(&bias, 1, low.len(), device),
+                )))
+            }
+            PolicyNet::Deterministic { hidden, noise } => {
+                let (low, high) = box_bounds(action_space)?;
+                let actor = DeterministicActor::new(obs_dim, low.len(), hidden, device, rng);
+                Acting::Deterministic(Box::new((
+                    load_module(actor, &weights)?,
+                    ActionBox::new(low, high, device),
+                    [low.to_vec(), high.to_vec()],
+                    *noise,
+                )))
+            }
+            PolicyNet::Sequence { shape, temperature } => {
+                let policy = SequencePolicy::new(obs_space, action_space, shape, device, rng)?;
+                Acting::Sequence(Box::new(load_module(policy, &weights)?), *temperature)
+            }
+            PolicyNet::Control {
+                hidden,
+                temperature,
+            } => {
+                let head = ActionHead::for_space(action_space)?;
+                let policy = ControlPolicy::new(obs_space, head, hidden, device, rng)?;
+                Acting::Control(Box::new(load_module(policy, &weights)?), *temperature)
+            }
+        };
+        Ok(ActingNet {
+            net,
+            device: device.clone(),
+        })
+    }
+}
+
+impl ActingNet {
+    /// Actions `[n × A]` for `n` observations `[n × D]`: the mode of the
+    /// distribution when `deterministic`, a draw from `rng` otherwise.
+    pub fn act(
+        &self,
+        obs: &[f32],
+        n: usize,
+        deterministic: bool,
+        rng: &mut EnvRng,
+        actions: &mut [f32],
+    ) -> Result<()> {
+        let device = &self.device;
+        let x = matrix(obs, n, obs.len() / n.max(1), device);
+        match &self.net {
+            Acting::ActorCritic(agent, head) => {
+                let params = host(agent.params(x))?;
+                let log_std = agent.log_std().map(host).transpose()?.unwrap_or_default();
+                let (p, a) = (head.param_dim(), head.action_dim());
+                let mut stored = vec![0.0; a];
+                for i in 0..n {
+                    head.sample(
+                        &params[i * p..(i + 1) * p],
+                        &log_std,
+                        rng,
+                        deterministic,
+                        &mut stored,
+                        &mut actions[i * a..(i + 1) * a],
+                    );
+                }
+            }
+            Acting::Sequence(policy, temperature) => {
+                let sampled = policy.sample(obs, n, *temperature, deterministic, rng)?;
+                actions.copy_from_slice(&sampled.actions);
+            }
+            Acting::Control(policy, temperature) => {
+                let sampled = policy.sample(obs, n, *temperature, deterministic, rng)?;
+                actions.copy_from_slice(&sampled.actions);
+            }
+            Acting::Squashed(squashed) => {
+                let (actor, scale, bias) = squashed.as_ref();
+                let action = if deterministic {
+                    actor.mode(x, scale.clone(), bias.clone())
+                } else {
+                    let a = actions.len() / n.max(1);
+                    let eps: Vec<f32> = (0..n * a).map(|_| standard_normal(rng)).collect();
+                    let (mean, log_std) = actor.forward(x);
+                    let eps = matrix(&eps, n, a, device);
+                    squash(mean, log_std, eps, scale.clone(), bias.clone()).action
+                };
+                actions.copy_from_slice(&host(action)?);
+            }
+            Acting::Deterministic(deterministic_actor) => {
+                let (actor, bounds, [low, high], sigma) = deterministic_actor.as_ref();
+                let action = actor.forward(x, bounds.scale.clone(), bounds.bias.clone());
+                actions.copy_from_slice(&host(action)?);
+                if !deterministic {
+                    add_exploration_noise(actions, low, high, *sigma, rng);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,220 @@
+//! `Actor`: what the group learner needs from a policy, for token answers
+//! (the transformer) and for control actions (an MLP actor-critic) alike.
+//!
+//! One env step's action is made of `units` log-probability terms: the
+//! tokens of an answer, or one term for a whole control action.
+
+use crate::base::error::Result;
+use crate::base::tensor::{host, matrix};
+use crate::nets::actor_critic::{ActorCritic, AgentShape};
+use crate::nets::head::ActionHead;
+use crate::nets::sequence::SequencePolicy;
+use burn::module::Module;
+use burn::prelude::*;
+use proprio::{EnvRng, Space};
+
+/// Actions sampled for a batch of observations, on the host.
+#[derive(Debug, Clone, Default)]
+pub struct Sampled {
+    /// What the learner stores to score the actions again `[n × stored_width]`.
+    pub stored: Vec<f32>,
+    /// The env's actions `[n × action_dim]`.
+    pub actions: Vec<f32>,
+    /// Log-probability of every unit `[n × units]`.
+    pub logp: Vec<f32>,
+}
+
+/// Log-probabilities, entropies and values `[rows, units]` of stored actions, with gradients.
+pub struct Scores {
+    /// Log-probability of each unit.
+    pub logp: Tensor<2>,
+    /// Entropy of each unit's distribution.
+    pub entropy: Tensor<2>,
+    /// Value estimate before each unit.
+    pub value: Tensor<2>,
+}
+
+/// A policy the group learner can sample from and score.
+pub trait Actor: Module {
+    /// Log-probability terms per env step.
+    fn units(&self) -> usize;
+    /// Width of one stored action.
+    fn stored_width(&self) -> usize;
+    /// Samples (or, when `greedy`, takes the most likely) actions for `n` observations.
+    fn sample(
+        &self,
+        obs: &[f32],
+        n: usize,
+        temperature: f32,
+        greedy: bool,
+        rng: &mut EnvRng,
+    ) -> Result<Sampled>;
+    /// Scores `n` stored actions under the current weights.
+    fn score(&self, obs: &[f32], stored: &[f32], n: usize, temperature: f32) -> Scores;
+    /// Tokens a stored action answers with (its length before padding); 1 for control actions.
+    fn response_len(&self, stored: &[f32]) -> usize;
+}
+
+impl Actor for SequencePolicy {
+    fn units(&self) -> usize {
+        self.answer_len()
+    }
+
+    fn stored_width(&self) -> usize {
+        self.answer_len()
+    }
+
+    fn sample(
+        &self,
+        obs: &[f32],
+        n: usize,
+        temperature: f32,
+        greedy: bool,
+        rng: &mut EnvRng,
+    ) -> Result<Sampled> {
+        let (tokens, logp) = self.generate(obs, n, temperature, greedy, rng)?;
+        let stored: Vec<f32> = tokens.iter().map(|&t| t as f32).collect();
+        Ok(Sampled {
+            actions: stored.clone(),
+            stored,
+            logp,
+        })
+    }
+
+    fn score(&self, obs: &[f32], stored: &[f32], n: usize, temperature: f32) -> Scores {
+        let answers: Vec<i64> = stored.iter().map(|&t| t as i64).collect();
+        let (logp, entropy, value) = self.score_answers(obs, &answers, n, temperature);
+        Scores {
+            logp,
+            entropy,
+            value,
+        }
+    }
+
+    fn response_len(&self, stored: &[f32]) -> usize {
+        stored.iter().rposition(|&t| t != 0.0).map_or(0, |k| k + 1)
+    }
+}
+
+/// The MLP actor-critic with the action head for its env's action space.
+#[derive(Module, Debug)]
+pub struct ControlPolicy {
+    /// Actor and critic networks.
+    pub nets: ActorCritic,
+    /// How network outputs become actions.
+    #[module(skip)]
+    pub head: ActionHead,
+    #[module(skip)]
+    obs_dim: usize,
+}
+
+impl ControlPolicy {
+    /// CleanRL's actor-critic for observations in `obs_space` (images through
+    /// the Nature CNN) and `head`'s actions.
+    pub fn new(
+        obs_space: &Space,
+        head: ActionHead,
+        hidden: &[usize],
+        device: &Device,
+        rng: &mut EnvRng,
+    ) -> Result<Self> {
+        let shape = AgentShape {
+            hidden: hidden.to_vec(),
+            ..AgentShape::default()
+        };
+        Ok(Self {
+            nets: ActorCritic::new(obs_space, &head, &shape, device, rng)?,
+            head,
+            obs_dim: obs_space.flat_dim(),
+        })
+    }
+
+    fn device(&self) -> Device {
+        self.nets.critic.device()
+    }
+}
+
+impl Actor for ControlPolicy {
+    fn units(&self) -> usize {
+        1
+    }
+
+    fn stored_width(&self) -> usize {
+        self.head.action_dim()
+    }
+
+    /// The temperature scales a Gaussian's standard deviation and divides categorical logits.
+    fn sample(
+        &self,
+        obs: &[f32],
+        n: usize,
+        temperature: f32,
+        greedy: bool,
+        rng: &mut EnvRng,
+    ) -> Result<Sampled> {
+        let params = host(
+            self.nets
+                .params(matrix(obs, n, self.obs_dim, &self.device())),
+        )?;
+        let log_std = match self.nets.log_std() {
+            Some(ls) => host(ls)?,
+            None => Vec::new(),
+        };
+        let (params, log_std) = tempered(&self.head, params, log_std, temperature);
+        let (p, a) = (self.head.param_dim(), self.head.action_dim());
+        let mut out = Sampled {
+            stored: vec![0.0; n * a],
+            actions: vec![0.0; n * a],
+            logp: vec![0.0; n],
+        };
+        for i in 0..n {
+            out.logp[i] = self.head.sample(
+                &params[i * p..(i + 1) * p],
+                &log_std,
+                rng,
+                greedy,
+                &mut out.stored[i * a..(i + 1) * a],
+                &mut out.actions[i * a..(i + 1) * a],
+            );
+        }
+        Ok(out)
+    }
+
+    fn score(&self, obs: &[f32], stored: &[f32], n: usize, temperature: f32) -> Scores {
+        let device = self.device();
+        let x = matrix(obs, n, self.obs_dim, &device);
+        let actions = matrix(stored, n, self.head.action_dim(), &device);
+        let (mut params, value) = self.nets.forward(x);
+        let mut log_std = self.nets.log_std();
+        match &self.head {
+            ActionHead::Categorical { .. } => params = params.div_scalar(temperature),
+            ActionHead::Gaussian { .. } => {
+                log_std = log_std.map(|ls| ls.add_scalar(temperature.ln()));
+            }
+        }
+        let (logp, entropy) = self.head.log_prob_entropy(params, log_std, actions);
+        Scores {
+            logp: logp.unsqueeze_dim(1),
+            entropy: entropy.unsqueeze_dim(1),
+            value: value.unsqueeze_dim(1),
+        }
+    }
+
+    fn response_len(&self, _stored: &[f32]) -> usize {
+        1
+    }
+}
+
+/// Distribution parameters at `temperature`: logits divided by it, or log-std raised by its log.
+fn tempered(
+    head: &ActionHead,
+    mut params: Vec<f32>,
+    mut log_std: Vec<f32>,
+    temperature: f32,
+) -> (Vec<f32>, Vec<f32>) {
+    match head {
+        ActionHead::Categorical { .. } => params.iter_mut().for_each(|p| *p /= temperature),
+        ActionHead::Gaussian { .. } => log_std.iter_mut().for_each(|l| *l += temperature.ln()),
+    }
+    (params, log_std)
+}

@@ -1,0 +1,401 @@
+//! The PPO actor-critic: separate actor and critic MLPs, plus a state-independent
+//! log-std for boxes; for image observations, a CNN encoder shared by both.
+
+use crate::base::error::{LearnError, Result};
+use crate::base::tensor::matrix;
+use crate::nets::encoder::{CnnConfig, Encoder, ObsLayout};
+use crate::nets::head::ActionHead;
+use crate::nets::mlp::{Activation, Mlp};
+use burn::module::Param;
+use burn::nn::{Linear, LinearConfig};
+use burn::prelude::*;
+use proprio::{EnvRng, Space};
+
+/// What the networks look like: the architecture keys of [`super::PpoConfig`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AgentShape {
+    /// Hidden layer sizes of the actor and critic MLPs.
+    pub hidden: Vec<usize>,
+    /// The CNN image observations go through first.
+    pub cnn: CnnConfig,
+    /// Half-open ranges of flat observation components only the critic reads.
+    pub critic_only: Vec<[usize; 2]>,
+    /// Give the actor's features a head that predicts the critic-only values.
+    pub aux: bool,
+    /// Squash a Gaussian's mean into the action box with tanh.
+    pub squash_mean: bool,
+    /// Initial log standard deviation of a Gaussian head.
+    pub log_std_init: f32,
+}
+
+/// Actor (distribution parameters) and critic (state value) networks.
+#[derive(Module, Debug)]
+pub struct ActorCritic {
+    /// Image observations → features, shared by actor and critic (CleanRL's Atari trunk).
+    pub encoder: Option<Encoder>,
+    /// Observation (or its features) → distribution parameters (means or logits).
+    pub actor: Mlp,
+    /// Observation (or its features) → state value.
+    pub critic: Mlp,
+    /// Log standard deviation `[1, A]` of a Gaussian head.
+    pub log_std: Option<Param<Tensor<2>>>,
+    /// The actor's features → the critic-only values (auxiliary prediction).
+    pub aux: Option<Linear>,
+    /// 1 where the actor reads a component of the (encoded) observation, 0
+    /// where only the critic does (asymmetric actor-critic); empty: it reads all.
+    #[module(skip)]
+    actor_mask: Vec<f32>,
+    /// The critic-only ranges, which the auxiliary head predicts.
+    #[module(skip)]
+    critic_only: Vec<[usize; 2]>,
+    /// Centre and half-width of the action box a squashed mean lives in; empty: not squashed.
+    #[module(skip)]
+    mean_box: (Vec<f32>, Vec<f32>),
+}
+
+impl ActorCritic {
+    /// CleanRL's `Agent`: tanh MLPs, actor output gain 0.01, critic output gain 1,
+    /// log-std 0; behind a CNN when `obs_space` holds images; the actor blind
+    /// to `shape.critic_only` (Pinto et al. 2017: a critic with privileged state).
+    pub fn new(
+        obs_space: &Space,
+        head: &ActionHead,
+        shape: &AgentShape,
+        device: &Device,
+        rng: &mut EnvRng,
+    ) -> Result<Self> {
+        let layout = ObsLayout::new(obs_space)?;
+        let actor_mask = actor_mask(&layout, obs_space.flat_dim(), shape)?;
+        let encoder = if layout.has_images() {
+            Some(Encoder::new(layout, &shape.cnn, device, rng)?)
+        } else {
+            None
+        };
+        let in_dim = encoder
+            .as_ref()
+            .map_or(obs_space.flat_dim(), Encoder::out_dim);
+        let hidden = &shape.hidden;
+        let hidden_values: usize = shape.critic_only.iter().map(|[a, b]| b - a).sum();
+        if shape.aux && hidden_values == 0 {
+            return Err(LearnError::Config(
+                "the auxiliary prediction (aux_coef > 0) needs critic_only values to predict"
+                    .into(),
+            ));
+        }
+        let mean_box = match head {
+            ActionHead::Gaussian { low, high, .. } if shape.squash_mean => {
+                if low.iter().chain(high).any(|v| !v.is_finite()) {
+                    return Err(LearnError::Config(
+                        "squash_mean needs finite action bounds to squash into".into(),
+                    ));
+                }
+                let centre = low.iter().zip(high).map(|(l, h)| 0.5 * (l + h)).collect();
+                let half = low.iter().zip(high).map(|(l, h)| 0.5 * (h - l)).collect();
+                (centre, half)
+            }
+            ActionHead::Categorical { .. } if shape.squash_mean => {
+                return Err(LearnError::Config(
+                    "squash_mean is for box actions; this env's actions are discrete".into(),
+                ));
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        let sizes = |out: usize| [&[in_dim], hidden.as_slice(), &[out]].concat();
+        Ok(Self {
+            encoder,
+            actor: Mlp::new(
+                &sizes(head.param_dim()),
+                Activation::Tanh,
+                0.01,
+                device,
+                rng,
+            ),
+            critic: Mlp::new(&sizes(1), Activation::Tanh, 1.0, device, rng),
+            log_std: match head {
+                ActionHead::Gaussian { dim, .. } => Some(Param::from_tensor(Tensor::full(
+                    [1, *dim],
+                    shape.log_std_init,
+                    device,
+                ))),
+                ActionHead::Categorical { .. } => None,
+            },
+            aux: shape
+                .aux
+                .then(|| LinearConfig::new(in_dim, hidden_values).init(device)),
+            actor_mask,
+            critic_only: shape.critic_only.clone(),
+            mean_box,
+        })
+    }
+
+    /// What the actor and critic read: the observation, or its encoding.
+    pub fn features(&self, obs: Tensor<2>) -> Tensor<2> {
+        match &self.encoder {
+            Some(encoder) => encoder.forward(obs),
+            None => obs,
+        }
+    }
+
+    /// Distribution parameters `[B, P]` and state values `[B]`, encoding the observations once.
+    pub fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<1>) {
+        let x = self.features(obs);
+        (
+            self.act(self.blind(x.clone())),
+            self.critic.forward(x).squeeze_dim(1),
+        )
+    }
+
+    /// [`Self::forward`] plus, with an auxiliary head, the mean squared error
+    /// of its prediction of the critic-only values from the actor's features.
+    pub fn forward_with_aux(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<1>, Option<Tensor<1>>) {
+        let Some(aux) = &self.aux else {
+            let (params, value) = self.forward(obs);
+            return (params, value, None);
+        };
+        let targets = Tensor::cat(
+            self.critic_only
+                .iter()
+                .map(|&[start, end]| obs.clone().slice(s![.., start..end]))
+                .collect(),
+            1,
+        );
+        let x = self.features(obs);
+        let seen = self.blind(x.clone());
+        let error = (aux.forward(seen.clone()) - targets).square().mean();
+        (
+            self.act(seen),
+            self.critic.forward(x).squeeze_dim(1),
+            Some(error),
+        )
+    }
+
+    /// Distribution parameters `[B, P]`.
+    pub fn params(&self, obs: Tensor<2>) -> Tensor<2> {
+        self.act(self.blind(self.features(obs)))
+    }
+
+    /// The actor's distribution parameters from the features it sees (a squashed mean lies in the box).
+    fn act(&self, seen: Tensor<2>) -> Tensor<2> {
+        let params = self.actor.forward(seen);
+        let (centre, half) = &self.mean_box;
+        if half.is_empty() {
+            return params;
+        }
+        let device = params.device();
+        let row = |v: &Vec<f32>| matrix(v, 1, v.len(), &device);
+        params.tanh() * row(half) + row(centre)
+    }
+
+    /// The features with the critic-only components zeroed.
+    fn blind(&self, x: Tensor<2>) -> Tensor<2> {
+        if self.actor_mask.is_empty() {
+            return x;
+        }
+        let n = self.actor_mask.len();
+        let mask =
+            Tensor::<1>::from_data(TensorData::new(self.actor_mask.clone(), [n]), &x.device());
+        x * mask.unsqueeze()
+    }
+
+    /// State values `[B]`.
+    pub fn value(&self, obs: Tensor<2>) -> Tensor<1> {
+        self.critic.forward(self.features(obs)).squeeze_dim(1)
+    }
+
+    /// The log-std `[1, A]`, if any.
+    pub fn log_std(&self) -> Option<Tensor<2>> {
+        self.log_std.as_ref().map(Param::val)
+    }
+
+    /// The same agent with its log-std held at or below `cap` (a projection
+    /// after the optimiser step; Adam's state for it is kept).
+    pub fn cap_log_std(mut self, cap: f32) -> Self {
+        self.log_std = self
+            .log_std
+            .map(|p| p.map(|t| t.clamp_max(cap).detach().require_grad()));
+        self
+    }
+}
+
+/// The actor's mask over the features of an observation laid out as `layout`
+/// (`obs_dim` values), hiding `shape.critic_only`; empty when nothing is hidden.
+fn actor_mask(layout: &ObsLayout, obs_dim: usize, shape: &AgentShape) -> Result<Vec<f32>> {
+    if shape.critic_only.is_empty() {
+        return Ok(Vec::new());
+    }
+    let features = shape.cnn.features;
+    let mut mask = vec![1.0; layout.feature_dim(obs_dim, features)];
+    for &[start, end] in &shape.critic_only {
+        if start >= end || end > obs_dim {
+            return Err(LearnError::Config(format!(
+                "critic_only range [{start}, {end}) is empty or outside the {obs_dim} observation values"
+            )));
+        }
+        for k in start..end {
+            let at = layout.feature_index(k, features).ok_or_else(|| {
+                LearnError::Config(format!(
+                    "critic_only: component {k} is an image pixel; only state values can be hidden from the actor"
+                ))
+            })?;
+            mask[at] = 0.0;
+        }
+    }
+    Ok(mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::tensor::host;
+
+    fn build(space: &Space, critic_only: Vec<[usize; 2]>) -> Result<ActorCritic> {
+        build_with(space, critic_only, false)
+    }
+
+    fn build_with(space: &Space, critic_only: Vec<[usize; 2]>, aux: bool) -> Result<ActorCritic> {
+        let shape = AgentShape {
+            hidden: vec![8],
+            cnn: CnnConfig {
+                channels: vec![4],
+                kernels: vec![4],
+                strides: vec![4],
+                features: 5,
+            },
+            critic_only,
+            aux,
+            squash_mean: false,
+            log_std_init: 0.0,
+        };
+        let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0))?;
+        ActorCritic::new(
+            space,
+            &head,
+            &shape,
+            &Device::flex(),
+            &mut proprio::episode_rng(1, 0, 0),
+        )
+    }
+
+    /// Outputs of actor and critic for one observation.
+    fn outputs(agent: &ActorCritic, obs: &[f32]) -> (Vec<f32>, Vec<f32>) {
+        let (params, value) = agent.forward(matrix(obs, 1, obs.len(), &Device::flex()));
+        (host(params).unwrap(), host(value).unwrap())
+    }
+
+    #[test]
+    fn the_actor_is_blind_to_critic_only_values_and_the_critic_is_not() {
+        let space = image_and_state();
+        let agent = build(&space, vec![[193, 195]]).unwrap();
+        let mut obs = vec![100.0; 195];
+        obs[192..].copy_from_slice(&[0.5, 0.25, -0.75]);
+        let (actor, critic) = outputs(&agent, &obs);
+        obs[193] = 3.0;
+        obs[194] = -2.0;
+        let (blind, seeing) = outputs(&agent, &obs);
+        assert_eq!(actor, blind, "the hidden values reached the actor");
+        assert_ne!(critic, seeing, "the critic must read the hidden values");
+        obs[192] = -1.0;
+        assert_ne!(
+            outputs(&agent, &obs).0,
+            actor,
+            "the rest of the state reaches the actor"
+        );
+        let pixels = build(&space, vec![[0, 4]]).err().map(|e| e.to_string());
+        assert!(pixels.is_some_and(|e| e.contains("image pixel")));
+        let outside = build(&space, vec![[190, 200]]).err().map(|e| e.to_string());
+        assert!(outside.is_some_and(|e| e.contains("outside the 195")));
+    }
+
+    #[test]
+    fn a_squashed_mean_stays_inside_the_action_box() {
+        let space = Space::uniform_box(3, -1.0, 1.0);
+        let action_box = Space::Box {
+            low: vec![2.0, -10.0],
+            high: vec![3.0, -9.0],
+        };
+        let mean = |squash_mean: bool, obs: &[f32]| {
+            let shape = AgentShape {
+                hidden: vec![8],
+                squash_mean,
+                ..AgentShape::default()
+            };
+            let head = ActionHead::for_space(&action_box).unwrap();
+            let mut rng = proprio::episode_rng(1, 0, 0);
+            let agent = ActorCritic::new(&space, &head, &shape, &Device::flex(), &mut rng).unwrap();
+            outputs(&agent, obs).0
+        };
+        for obs in [[0.0, 0.0, 0.0], [1e6, -1e6, 1e6]] {
+            let squashed = mean(true, &obs);
+            assert!((2.0..=3.0).contains(&squashed[0]), "{squashed:?}");
+            assert!((-10.0..=-9.0).contains(&squashed[1]), "{squashed:?}");
+            let raw = mean(false, &obs);
+            assert!(
+                raw[0] < 2.0 && raw[1] > -9.0,
+                "the raw mean is near 0: {raw:?}"
+            );
+            assert!((squashed[0] - (2.5 + 0.5 * raw[0].tanh())).abs() < 1e-6);
+        }
+        let discrete = ActionHead::for_space(&Space::Discrete { n: 3, start: 0 }).unwrap();
+        let shape = AgentShape {
+            hidden: vec![8],
+            squash_mean: true,
+            ..AgentShape::default()
+        };
+        let mut rng = proprio::episode_rng(1, 0, 0);
+        let refused = ActorCritic::new(&space, &discrete, &shape, &Device::flex(), &mut rng);
+        assert!(refused.is_err_and(|e| e.to_string().contains("discrete")));
+    }
+
+    #[test]
+    fn the_gaussian_starts_at_log_std_init() {
+        let shape = AgentShape {
+            hidden: vec![8],
+            log_std_init: -2.0,
+            ..AgentShape::default()
+        };
+        let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0)).unwrap();
+        let space = Space::uniform_box(3, -1.0, 1.0);
+        let mut rng = proprio::episode_rng(1, 0, 0);
+        let agent = ActorCritic::new(&space, &head, &shape, &Device::flex(), &mut rng).unwrap();
+        assert_eq!(host(agent.log_std().unwrap()).unwrap(), vec![-2.0, -2.0]);
+    }
+
+    fn image_and_state() -> Space {
+        let image = Space::Image {
+            height: 8,
+            width: 8,
+            channels: 3,
+        };
+        Space::Dict {
+            spaces: vec![
+                ("image".into(), image),
+                ("state".into(), Space::uniform_box(3, -1.0, 1.0)),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_auxiliary_head_is_scored_against_the_critic_only_values() {
+        let space = image_and_state();
+        let agent = build_with(&space, vec![[193, 195]], true).unwrap();
+        let device = Device::flex();
+        let mut obs: Vec<f32> = (0..195).map(|k| (k % 7) as f32 * 20.0).collect();
+        obs[192..].copy_from_slice(&[0.5, 0.25, -0.75]);
+        let aux_error = |obs: &[f32]| {
+            let (_, _, error) = agent.forward_with_aux(matrix(obs, 1, 195, &device));
+            host(error.unwrap()).unwrap()[0]
+        };
+        let x = agent.features(matrix(&obs, 1, 195, &device));
+        let predicted = host(agent.aux.as_ref().unwrap().forward(agent.blind(x))).unwrap();
+        let expected = ((predicted[0] - 0.25).powi(2) + (predicted[1] + 0.75).powi(2)) / 2.0;
+        assert!((aux_error(&obs) - expected).abs() < 1e-5);
+        let (params, _) = agent.forward(matrix(&obs, 1, 195, &device));
+        obs[193] = predicted[0];
+        obs[194] = predicted[1];
+        assert!(aux_error(&obs) < 1e-10, "a perfect prediction scores 0");
+        let (blind, _) = agent.forward(matrix(&obs, 1, 195, &device));
+        assert_eq!(host(params).unwrap(), host(blind).unwrap());
+        let nothing_to_predict = build_with(&space, Vec::new(), true).err();
+        assert!(nothing_to_predict.is_some_and(|e| e.to_string().contains("critic_only")));
+    }
+}

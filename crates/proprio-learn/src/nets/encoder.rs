@@ -1,0 +1,454 @@
+//! Observation encoders for pixel policies: a convolutional trunk for the
+//! image parts of an observation (Nature-CNN-like), concatenated with its
+//! other parts (the state), as CleanRL's Atari PPO and ManiSkill's `ppo_rgb` do.
+
+use crate::base::error::{LearnError, Result};
+use crate::nets::mlp::orthogonal;
+use burn::module::Param;
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::{Linear, LinearConfig};
+use burn::prelude::*;
+use burn::tensor::activation::relu;
+use proprio::{EnvRng, Space};
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// Convolutional encoder hyper-parameters. The default is a patchify CNN
+/// (every kernel as wide as its stride, as ConvNeXt's stem): on burn's CPU
+/// backend it trains 3–4× faster than overlapping kernels of the same widths
+/// (docs/benchmarks.md). The Nature DQN CNN of CleanRL's `ppo_atari.py` is
+/// `channels [32, 64, 64], kernels [8, 4, 3], strides [4, 2, 1], features 512`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CnnConfig {
+    /// Output channels of each convolution (default 16, 32).
+    pub channels: Vec<usize>,
+    /// Square kernel side of each convolution (default 4, 2).
+    pub kernels: Vec<usize>,
+    /// Stride of each convolution (default 4, 2).
+    pub strides: Vec<usize>,
+    /// Width of the ReLU linear layer after the convolutions (default 128).
+    pub features: usize,
+}
+
+impl Default for CnnConfig {
+    fn default() -> Self {
+        Self {
+            channels: vec![16, 32],
+            kernels: vec![4, 2],
+            strides: vec![4, 2],
+            features: 128,
+        }
+    }
+}
+
+impl CnnConfig {
+    /// Rejects layer lists of different lengths and zero sizes.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let n = self.channels.len();
+        if n == 0 || self.kernels.len() != n || self.strides.len() != n {
+            return Err(format!(
+                "cnn.channels, cnn.kernels and cnn.strides must list the same positive number of layers (got {}, {}, {})",
+                n,
+                self.kernels.len(),
+                self.strides.len()
+            ));
+        }
+        let sizes = self
+            .channels
+            .iter()
+            .chain(&self.kernels)
+            .chain(&self.strides);
+        if sizes.chain([&self.features]).any(|&x| x == 0) {
+            return Err("cnn sizes, kernels, strides and features must be positive".into());
+        }
+        Ok(())
+    }
+
+    /// True when no two kernel positions overlap (kernel = stride everywhere).
+    fn patchify(&self) -> bool {
+        self.kernels == self.strides
+    }
+
+    /// Side of the feature map each convolution leaves of an image `side` pixels wide.
+    fn out_side(&self, mut side: usize) -> std::result::Result<usize, String> {
+        for (&k, &s) in self.kernels.iter().zip(&self.strides) {
+            if side < k {
+                return Err(format!(
+                    "a {side}-pixel feature map is smaller than a {k}-pixel kernel: use larger images or smaller kernels (cnn.kernels)"
+                ));
+            }
+            side = (side - k) / s + 1;
+        }
+        Ok(side)
+    }
+}
+
+/// Where the images and the other values sit in a flat observation row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObsLayout {
+    /// `(offset, channels)` of every image, all `height × width`, row-major `[h, w, c]`.
+    images: Vec<(usize, usize)>,
+    height: usize,
+    width: usize,
+    /// Runs of non-image values, in order.
+    state: Vec<Range<usize>>,
+}
+
+impl ObsLayout {
+    /// The layout of `space`: images (alone, in a dict or tuple, e.g. stacked
+    /// frames) must share one size; every other component is state.
+    pub fn new(space: &Space) -> Result<Self> {
+        let mut layout = Self {
+            images: Vec::new(),
+            height: 0,
+            width: 0,
+            state: Vec::new(),
+        };
+        layout.add(space, &mut 0)?;
+        Ok(layout)
+    }
+
+    fn add(&mut self, space: &Space, at: &mut usize) -> Result<()> {
+        match space {
+            Space::Image {
+                height,
+                width,
+                channels,
+            } => {
+                if !self.images.is_empty() && (self.height, self.width) != (*height, *width) {
+                    return Err(LearnError::Config(format!(
+                        "the observation's images differ in size ({}×{} and {height}×{width}); the CNN needs one size",
+                        self.height, self.width
+                    )));
+                }
+                (self.height, self.width) = (*height, *width);
+                self.images.push((*at, *channels));
+            }
+            Space::Tuple { spaces } => return spaces.iter().try_for_each(|s| self.add(s, at)),
+            Space::Dict { spaces } => return spaces.iter().try_for_each(|(_, s)| self.add(s, at)),
+            other => {
+                let end = *at + other.flat_dim();
+                match self.state.last_mut() {
+                    Some(run) if run.end == *at => run.end = end,
+                    _ => self.state.push(*at..end),
+                }
+            }
+        }
+        *at += space.flat_dim();
+        Ok(())
+    }
+
+    /// True when the observation holds an image.
+    pub fn has_images(&self) -> bool {
+        !self.images.is_empty()
+    }
+
+    /// Values of the state part.
+    pub fn state_dim(&self) -> usize {
+        self.state.iter().map(ExactSizeIterator::len).sum()
+    }
+
+    /// Width of what the actor and critic read: a CNN's `features` then the
+    /// state when there are images, else the whole `obs_dim`-value observation.
+    pub fn feature_dim(&self, obs_dim: usize, features: usize) -> usize {
+        if self.has_images() {
+            features + self.state_dim()
+        } else {
+            obs_dim
+        }
+    }
+
+    /// Where observation component `k` lands among the encoded values, after
+    /// a CNN's `features` (`None`: an image pixel).
+    pub fn feature_index(&self, k: usize, features: usize) -> Option<usize> {
+        if !self.has_images() {
+            return Some(k);
+        }
+        let mut before = features;
+        for run in &self.state {
+            if run.contains(&k) {
+                return Some(before + k - run.start);
+            }
+            before += run.len();
+        }
+        None
+    }
+
+    fn channels(&self) -> usize {
+        self.images.iter().map(|&(_, c)| c).sum()
+    }
+}
+
+/// Images through a CNN (pixels scaled to [0, 1]), then the state appended:
+/// `[B, obs] → [B, features + state]`.
+#[derive(Module, Debug)]
+pub struct Encoder {
+    /// Overlapping convolutions, on NCHW images (empty when patchifying).
+    convs: Vec<Conv2d>,
+    /// Non-overlapping convolutions as matrix products over `k × k × c`
+    /// patches, on NHWC images (empty with overlapping kernels).
+    patches: Vec<Linear>,
+    fc: Linear,
+    #[module(skip)]
+    kernels: Vec<usize>,
+    #[module(skip)]
+    layout: ObsLayout,
+}
+
+impl Encoder {
+    /// An encoder for observations laid out as `layout` (which must hold an
+    /// image), weights orthogonal with gain √2 (CleanRL's `layer_init`), drawn from `rng`.
+    pub fn new(
+        layout: ObsLayout,
+        cfg: &CnnConfig,
+        device: &Device,
+        rng: &mut EnvRng,
+    ) -> Result<Self> {
+        cfg.validate().map_err(LearnError::Config)?;
+        if !layout.has_images() {
+            return Err(LearnError::Config(
+                "a CNN encoder needs an image observation (--obs rgb or rgb+state)".into(),
+            ));
+        }
+        let side = |s| cfg.out_side(s).map_err(LearnError::Config);
+        let flat =
+            side(layout.height)? * side(layout.width)? * cfg.channels.last().copied().unwrap_or(0);
+        let gain = 2f64.sqrt();
+        let mut inputs = layout.channels();
+        let (mut convs, mut patches) = (Vec::new(), Vec::new());
+        for ((&out, &k), &s) in cfg.channels.iter().zip(&cfg.kernels).zip(&cfg.strides) {
+            let weight = orthogonal(out, inputs * k * k, gain, rng);
+            if cfg.patchify() {
+                // Rows of the patch matrix are (ky, kx, c), columns the outputs.
+                let mut t = vec![0.0; weight.len()];
+                for (o, row) in weight.chunks_exact(inputs * k * k).enumerate() {
+                    for (j, &w) in row.iter().enumerate() {
+                        t[j * out + o] = w;
+                    }
+                }
+                patches.push(linear(inputs * k * k, out, t, device));
+            } else {
+                let mut conv = Conv2dConfig::new([inputs, out], [k, k])
+                    .with_stride([s, s])
+                    .init(device);
+                conv.weight = Param::from_tensor(Tensor::from_data(
+                    TensorData::new(weight, [out, inputs, k, k]),
+                    device,
+                ));
+                conv.bias = Some(Param::from_tensor(Tensor::zeros([out], device)));
+                convs.push(conv);
+            }
+            inputs = out;
+        }
+        let fc = linear(
+            flat,
+            cfg.features,
+            orthogonal(flat, cfg.features, gain, rng),
+            device,
+        );
+        Ok(Self {
+            convs,
+            patches,
+            fc,
+            kernels: cfg.kernels.clone(),
+            layout,
+        })
+    }
+
+    /// Width of an encoded observation.
+    pub fn out_dim(&self) -> usize {
+        self.fc.weight.dims()[1] + self.layout.state_dim()
+    }
+
+    /// Encodes a batch of flat observations `[B, obs]`.
+    pub fn forward(&self, obs: Tensor<2>) -> Tensor<2> {
+        let [b, _] = obs.dims();
+        let (h, w) = (self.layout.height, self.layout.width);
+        let mut images: Vec<Tensor<4>> = self
+            .layout
+            .images
+            .iter()
+            .map(|&(at, c)| {
+                obs.clone()
+                    .slice([0..b, at..at + h * w * c])
+                    .reshape([b, h, w, c])
+            })
+            .collect();
+        let nhwc = match images.len() {
+            1 => images.remove(0),
+            _ => Tensor::cat(images, 3),
+        }
+        .mul_scalar(1.0 / 255.0);
+        let maps = if self.patches.is_empty() {
+            let mut x = nhwc.permute([0, 3, 1, 2]);
+            for conv in &self.convs {
+                x = relu(conv.forward(x));
+            }
+            x
+        } else {
+            let mut x = nhwc;
+            for (layer, &k) in self.patches.iter().zip(&self.kernels) {
+                x = patch_conv(x, k, layer);
+            }
+            x
+        };
+        let features = relu(self.fc.forward(maps.flatten(1, 3)));
+        let mut parts = vec![features];
+        parts.extend(
+            self.layout
+                .state
+                .iter()
+                .map(|r| obs.clone().slice([0..b, r.clone()])),
+        );
+        Tensor::cat(parts, 1)
+    }
+}
+
+/// A ReLU convolution whose kernel is as wide as its stride, on NHWC maps:
+/// the `k × k` patches (a remainder is cropped) times the layer's matrix.
+fn patch_conv(x: Tensor<4>, k: usize, layer: &Linear) -> Tensor<4> {
+    let [b, h, w, c] = x.dims();
+    let (oh, ow) = (h / k, w / k);
+    let x = x.slice([0..b, 0..oh * k, 0..ow * k, 0..c]);
+    let rows: Tensor<5> = x.reshape([b * oh, k, ow, k, c]);
+    let rows: Tensor<2> = rows
+        .permute([0, 2, 1, 3, 4])
+        .reshape([b * oh * ow, k * k * c]);
+    let out = layer.weight.dims()[1];
+    relu(layer.forward(rows)).reshape([b, oh, ow, out])
+}
+
+/// A linear layer `inputs → outputs` with row-major `[inputs, outputs]` weights and zero bias.
+fn linear(inputs: usize, outputs: usize, weight: Vec<f32>, device: &Device) -> Linear {
+    let mut layer = LinearConfig::new(inputs, outputs).init(device);
+    layer.weight = Param::from_tensor(Tensor::from_data(
+        TensorData::new(weight, [inputs, outputs]),
+        device,
+    ));
+    layer.bias = Some(Param::from_tensor(Tensor::zeros([outputs], device)));
+    layer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image(h: usize, w: usize, c: usize) -> Space {
+        Space::Image {
+            height: h,
+            width: w,
+            channels: c,
+        }
+    }
+
+    #[test]
+    fn stacked_rgb_and_state_frames_are_found_where_they_sit() {
+        let frame = Space::Dict {
+            spaces: vec![
+                ("image".into(), image(4, 4, 3)),
+                ("state".into(), Space::uniform_box(5, -1.0, 1.0)),
+            ],
+        };
+        let stacked = Space::Tuple {
+            spaces: vec![frame.clone(), frame],
+        };
+        let layout = ObsLayout::new(&stacked).unwrap();
+        assert_eq!(layout.images, vec![(0, 3), (53, 3)]);
+        assert_eq!(layout.state, vec![48..53, 101..106]);
+        assert_eq!((layout.channels(), layout.state_dim()), (6, 10));
+        let mixed = Space::Tuple {
+            spaces: vec![image(4, 4, 3), image(8, 8, 3)],
+        };
+        assert!(ObsLayout::new(&mixed).is_err());
+    }
+
+    /// The patch path must compute what burn's `Conv2d` computes with the
+    /// same weights, or the NHWC reshapes have mixed pixels up.
+    #[test]
+    fn a_patch_convolution_equals_the_strided_convolution() {
+        let (b, h, w, c, k, out) = (2, 6, 4, 3, 2, 5);
+        let device = Device::flex();
+        let mut rng = proprio::episode_rng(3, 0, 0);
+        let conv_w = orthogonal(out, c * k * k, 1.0, &mut rng);
+        let mut conv = Conv2dConfig::new([c, out], [k, k])
+            .with_stride([k, k])
+            .init(&device);
+        conv.weight = Param::from_tensor(Tensor::from_data(
+            TensorData::new(conv_w.clone(), [out, c, k, k]),
+            &device,
+        ));
+        conv.bias = Some(Param::from_tensor(Tensor::zeros([out], &device)));
+        // The same weights with rows ordered (ky, kx, channel).
+        let mut patch_w = vec![0.0; conv_w.len()];
+        for o in 0..out {
+            for ch in 0..c {
+                for ky in 0..k {
+                    for kx in 0..k {
+                        let row = (ky * k + kx) * c + ch;
+                        patch_w[row * out + o] = conv_w[((o * c + ch) * k + ky) * k + kx];
+                    }
+                }
+            }
+        }
+        let layer = linear(c * k * k, out, patch_w, &device);
+        let pixels: Vec<f32> = (0..b * h * w * c)
+            .map(|i| ((i * 37) % 11) as f32 - 5.0)
+            .collect();
+        let nhwc = Tensor::<4>::from_data(TensorData::new(pixels, [b, h, w, c]), &device);
+        let by_conv = relu(conv.forward(nhwc.clone().permute([0, 3, 1, 2]))).permute([0, 2, 3, 1]);
+        let by_patch = patch_conv(nhwc, k, &layer);
+        let (a, p) = (
+            by_conv.into_data().try_to_vec::<f32>().unwrap(),
+            by_patch.into_data().try_to_vec::<f32>().unwrap(),
+        );
+        assert_eq!(a.len(), b * (h / k) * (w / k) * out);
+        for (x, y) in a.iter().zip(&p) {
+            assert!((x - y).abs() < 1e-4, "{x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn the_state_passes_through_after_the_image_features() {
+        let space = Space::Dict {
+            spaces: vec![
+                ("image".into(), image(8, 8, 3)),
+                ("state".into(), Space::uniform_box(2, -1.0, 1.0)),
+            ],
+        };
+        let device = Device::flex();
+        let cfg = CnnConfig {
+            channels: vec![4],
+            kernels: vec![4],
+            strides: vec![4],
+            features: 6,
+        };
+        let mut rng = proprio::episode_rng(0, 0, 0);
+        let encoder =
+            Encoder::new(ObsLayout::new(&space).unwrap(), &cfg, &device, &mut rng).unwrap();
+        assert_eq!(encoder.out_dim(), 8);
+        let mut row = vec![128.0; 8 * 8 * 3];
+        row.extend([0.25, -7.0]);
+        let x = Tensor::<2>::from_data(TensorData::new(row, [1, 194]), &device);
+        let y = encoder.forward(x).into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(&y[6..], &[0.25, -7.0]);
+        assert!(y[..6].iter().all(|v| v.is_finite() && *v >= 0.0));
+        let too_small = CnnConfig {
+            kernels: vec![16],
+            strides: vec![16],
+            ..cfg
+        };
+        let error = Encoder::new(
+            ObsLayout::new(&space).unwrap(),
+            &too_small,
+            &device,
+            &mut rng,
+        );
+        assert!(
+            error
+                .unwrap_err()
+                .to_string()
+                .contains("smaller than a 16-pixel kernel")
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! Networks, apart from the algorithms that train them: MLPs, action heads,
+//! image encoders, the actor-critic, squashed and deterministic actors, twin
+//! critics, and the transformer sequence policy.
+
+pub mod acting;
+pub mod actor;
+pub mod actor_critic;
+pub mod critic;
+pub mod deterministic;
+pub mod encoder;
+pub mod head;
+pub mod layout;
+pub mod mlp;
+pub mod sequence;
+pub mod squashed;
+pub mod transformer;
