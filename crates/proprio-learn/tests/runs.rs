@@ -398,3 +398,52 @@ fn evaluation_averages_every_info_key_of_the_last_step() {
         "{evaluation:?}"
     );
 }
+
+/// Run directories written before checkpoints described their policy
+/// (`policy.json`) still load: recorded with the learners of that time, each
+/// acts as its last evaluation measured (same seed stream, same episodes).
+#[test]
+fn checkpoints_from_before_policy_json_still_load_and_act_as_evaluated() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/old-runs");
+    let dir = Scratch::new("learn-old-runs");
+    for name in [
+        "ppo-cartpole",
+        "sac-pendulum",
+        "td3-pendulum",
+        "grpo-cartpole",
+        "grpo-arithmetic",
+    ] {
+        // A copy: loading may repair a half-swapped checkpoint, and the fixtures stay as recorded.
+        let run = dir.join(name);
+        std::fs::create_dir_all(run.join("checkpoint")).unwrap();
+        for sub in ["", "checkpoint"] {
+            for entry in std::fs::read_dir(fixtures.join(name).join(sub)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_file() {
+                    std::fs::copy(&path, run.join(sub).join(path.file_name().unwrap())).unwrap();
+                }
+            }
+        }
+        assert!(!run.join("checkpoint/policy.json").exists());
+        let rows = rows(&run);
+        let recorded = rows
+            .iter()
+            .rev()
+            .find_map(|r| r.get("eval_return").and_then(Value::as_f64))
+            .unwrap();
+        let episodes =
+            serde_json::from_str::<Value>(&std::fs::read_to_string(run.join("run.json")).unwrap())
+                .unwrap()["config"]["eval_episodes"]
+                .as_u64()
+                .unwrap() as usize;
+        let evaluation = Policy::load(&run)
+            .unwrap()
+            .evaluate(episodes, 7 + 1_000_003, true)
+            .unwrap();
+        assert!(
+            (evaluation.mean_return() - recorded).abs() < 1e-6,
+            "{name}: loaded policy {} vs recorded evaluation {recorded}",
+            evaluation.mean_return()
+        );
+    }
+}

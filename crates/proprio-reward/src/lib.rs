@@ -20,7 +20,7 @@ mod roboclip;
 mod vlm_rm;
 mod wrapper;
 
-pub use config::{LabellerKind, Pooling, RewardConfig, RewardKind};
+pub use config::{Demo, Labeller, Pooling, RewardConfig, RewardKind};
 pub use error::{Result, RewardError};
 pub use make::{model_reward, reward_head};
 pub use roboclip::{RoboClip, read_video};

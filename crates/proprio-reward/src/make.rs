@@ -2,9 +2,9 @@
 
 use crate::Result;
 use crate::clip::ClipModel;
-use crate::config::{LabellerKind, RewardConfig, RewardKind};
+use crate::config::{Demo, Labeller, RewardConfig, RewardKind};
 use crate::preference::human::HumanDesk;
-use crate::preference::{Labeller, PreferenceConfig, PreferenceHead, Schedule};
+use crate::preference::{self, PreferenceConfig, PreferenceHead, Schedule};
 use crate::roboclip::{RoboClip, read_video};
 use crate::vlm_rm::VlmRm;
 use crate::wrapper::{Mix, ModelReward, RewardHead};
@@ -38,38 +38,45 @@ pub fn reward_head(
     config: &RewardConfig,
     num_envs: usize,
 ) -> Result<Box<dyn RewardHead>> {
-    let text = |t: &Option<String>| t.as_deref().unwrap_or_default().to_owned();
-    Ok(match config.kind {
-        RewardKind::VlmRm => {
-            let goal = text(&config.goal);
-            let baseline = config.baseline.clone().unwrap_or_else(|| goal.clone());
-            let texts = clip.embed_texts(&[&goal, &baseline])?;
-            Box::new(VlmRm::new(texts.row(0), texts.row(1), config.alpha)?)
+    Ok(match &config.kind {
+        RewardKind::VlmRm {
+            goal,
+            baseline,
+            alpha,
+        } => {
+            let baseline = baseline.as_deref().unwrap_or(goal);
+            let texts = clip.embed_texts(&[goal, baseline])?;
+            Box::new(VlmRm::new(texts.row(0), texts.row(1), *alpha)?)
         }
-        RewardKind::Roboclip => {
-            let demo = match &config.demo {
-                Some(path) => RoboClip::embed_video(clip, &read_video(path)?, config.pooling)?,
-                None => clip.embed_texts(&[&text(&config.demo_text)])?.values,
+        RewardKind::Roboclip { demo, pooling } => {
+            let demo = match demo {
+                Demo::Video(path) => RoboClip::embed_video(clip, &read_video(path)?, *pooling)?,
+                Demo::Text(text) => clip.embed_texts(&[text])?.values,
             };
-            Box::new(RoboClip::new(demo, config.pooling, num_envs)?)
+            Box::new(RoboClip::new(demo, *pooling, num_envs)?)
         }
-        RewardKind::Preference => {
-            let labeller = match (config.labeller, &config.label_dir) {
-                (Some(LabellerKind::Clip), _) => {
-                    Labeller::Clip(clip.embed_texts(&[&text(&config.goal)])?.values)
+        RewardKind::Preference {
+            labeller,
+            segment,
+            queries,
+            query_every,
+        } => {
+            let labeller = match labeller {
+                Labeller::Clip { goal } => {
+                    preference::Labeller::Clip(clip.embed_texts(&[goal])?.values)
                 }
-                (Some(LabellerKind::Human), Some(dir)) => {
-                    Labeller::Human(HumanDesk::new(dir, config.goal.clone())?)
+                Labeller::Human { label_dir, goal } => {
+                    preference::Labeller::Human(HumanDesk::new(label_dir, goal.clone())?)
                 }
-                _ => Labeller::Oracle,
+                Labeller::Oracle => preference::Labeller::Oracle,
             };
             let preference = PreferenceConfig {
-                segment: config.segment,
+                segment: *segment,
                 ..PreferenceConfig::default()
             };
             let schedule = Schedule {
-                queries: config.queries,
-                query_every: config.query_every,
+                queries: *queries,
+                query_every: *query_every,
                 ..Schedule::default()
             };
             let dim = clip.config().projection_dim;

@@ -28,12 +28,13 @@ fn tiny() -> PathBuf {
 fn config(weight: f32, task_weight: f32) -> RewardConfig {
     RewardConfig {
         model: Some(tiny()),
-        goal: Some("a pole balanced upright".into()),
-        baseline: Some("a pole".into()),
-        alpha: 0.5,
         weight,
         task_weight,
-        ..RewardConfig::new(RewardKind::VlmRm)
+        ..RewardConfig::new(RewardKind::VlmRm {
+            goal: "a pole balanced upright".into(),
+            baseline: Some("a pole".into()),
+            alpha: 0.5,
+        })
     }
 }
 
@@ -100,13 +101,16 @@ fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig, cameras: &[&str]) -
             .unwrap();
         mean.iter_mut().zip(&view.values).for_each(|(m, v)| *m += v);
     }
-    let texts = clip
-        .embed_texts(&[
-            reward.goal.as_deref().unwrap(),
-            reward.baseline.as_deref().unwrap(),
-        ])
-        .unwrap();
-    let vlm = VlmRm::new(texts.row(0), texts.row(1), reward.alpha).unwrap();
+    let RewardKind::VlmRm {
+        goal,
+        baseline: Some(baseline),
+        alpha,
+    } = &reward.kind
+    else {
+        panic!("a VLM-RM config with a baseline: {reward:?}")
+    };
+    let texts = clip.embed_texts(&[goal, baseline]).unwrap();
+    let vlm = VlmRm::new(texts.row(0), texts.row(1), *alpha).unwrap();
     mean.chunks(dim)
         .map(|row| {
             let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();

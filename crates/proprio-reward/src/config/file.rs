@@ -1,14 +1,16 @@
-//! The reward a run optimises, as a user writes it (`proprio train --reward
-//! reward.toml`): which model, which goal, and how it mixes with the task's reward.
+//! The reward config as it is written (TOML, and JSON in `run.json`): one
+//! flat table whose `kind` says which other keys apply. Reading checks that
+//! they fit together, naming the key at fault, and makes the typed
+//! [`RewardConfig`]; writing flattens it back, so old `run.json` files read.
 
-use crate::{Result, RewardError};
+use super::{Demo, Labeller, Pooling, RewardConfig, RewardKind};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// Which vision-language reward.
+/// Which vision-language reward (the `kind` key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum RewardKind {
+enum Kind {
     /// Every step: the VLM-RM similarity of the frame to the goal text.
     VlmRm,
     /// At an episode's end only: the similarity of the episode's pooled frame
@@ -22,7 +24,7 @@ pub enum RewardKind {
 /// Who labels pairs of segments for a preference reward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum LabellerKind {
+enum LabellerKind {
     /// CLIP: the segment whose last frame is closer to `goal` (RL-VLM-F with CLIP as the judge).
     Clip,
     /// The task's true return (an ablation with perfect labels).
@@ -33,78 +35,67 @@ pub enum LabellerKind {
     Human,
 }
 
-/// How RoboCLIP pools an episode's frame embeddings into one.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Pooling {
-    /// The mean of every frame's embedding (RoboCLIP with an image model).
-    #[default]
-    Mean,
-    /// The last frame's embedding alone (where the episode ended up).
-    Last,
-}
-
-/// A reward model and how its reward replaces or joins the task's.
+/// The flat form of a [`RewardConfig`], every kind's keys side by side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RewardConfig {
-    /// `vlm-rm` or `roboclip`.
-    pub kind: RewardKind,
+pub(super) struct RewardFile {
+    /// `vlm-rm`, `roboclip` or `preference`.
+    kind: Kind,
     /// A CLIP checkpoint directory in the Hugging Face layout (default: `PROPRIO_CLIP_DIR`).
     #[serde(default)]
-    pub model: Option<PathBuf>,
+    model: Option<PathBuf>,
     /// The goal, as a caption of what success looks like (VLM-RM).
     #[serde(default)]
-    pub goal: Option<String>,
+    goal: Option<String>,
     /// The baseline caption VLM-RM projects away (needed when `alpha > 0`).
     #[serde(default)]
-    pub baseline: Option<String>,
+    baseline: Option<String>,
     /// VLM-RM's projection strength in [0, 1]; 0 is plain cosine similarity.
     #[serde(default)]
-    pub alpha: f32,
+    alpha: f32,
     /// RoboCLIP's demonstration: an animated GIF (e.g. from `proprio record`)
     /// or a directory of PNG frames, in order of their names.
     #[serde(default)]
-    pub demo: Option<PathBuf>,
+    demo: Option<PathBuf>,
     /// RoboCLIP's demonstration given as a text instead of a video.
     #[serde(default)]
-    pub demo_text: Option<String>,
+    demo_text: Option<String>,
     /// How RoboCLIP pools an episode's frames.
     #[serde(default)]
-    pub pooling: Pooling,
+    pooling: Pooling,
     /// The camera the model looks through, or several joined by commas
     /// (`"front,side"`): each env's embedding is then the unit mean of its
     /// views', so a frame must match the goal from every side.
     #[serde(default = "default_camera")]
-    pub camera: String,
+    camera: String,
     /// Added to the model's reward before weighting. VLM-RM's reward is
     /// mostly positive, which makes an episode that ends on success worth
     /// less than one that goes on; −1 turns it into a distance penalty
     /// (`−½‖M(s − g)‖²`), like the tasks' own "−1 per step" rewards.
     #[serde(default)]
-    pub offset: f32,
+    offset: f32,
     /// Who labels pairs (`preference`).
     #[serde(default)]
-    pub labeller: Option<LabellerKind>,
+    labeller: Option<LabellerKind>,
     /// Where a human labeller's questions and answers are exchanged
     /// (`labeller = "human"`): a folder both the run and the person's viewer reach.
     #[serde(default)]
-    pub label_dir: Option<PathBuf>,
+    label_dir: Option<PathBuf>,
     /// Frames per segment (`preference`; PEBBLE: 50, shorter for short episodes).
     #[serde(default = "segment")]
-    pub segment: usize,
+    segment: usize,
     /// Pairs labelled per round (`preference`).
     #[serde(default = "queries")]
-    pub queries: usize,
+    queries: usize,
     /// Env steps (of all envs together) between labelling rounds (`preference`).
     #[serde(default = "query_every")]
-    pub query_every: u64,
+    query_every: u64,
     /// Weight of the model's reward.
     #[serde(default = "one")]
-    pub weight: f32,
+    weight: f32,
     /// Weight of the task's own reward (0: the model's reward replaces it).
     #[serde(default)]
-    pub task_weight: f32,
+    task_weight: f32,
 }
 
 fn default_camera() -> String {
@@ -127,56 +118,9 @@ fn query_every() -> u64 {
     5_000
 }
 
-impl RewardConfig {
-    /// A config of `kind` with every other key at its default (set the goal,
-    /// demo or labeller the kind needs before use).
-    pub fn new(kind: RewardKind) -> Self {
-        Self {
-            kind,
-            model: None,
-            goal: None,
-            baseline: None,
-            alpha: 0.0,
-            demo: None,
-            demo_text: None,
-            pooling: Pooling::default(),
-            camera: default_camera(),
-            offset: 0.0,
-            labeller: None,
-            label_dir: None,
-            segment: segment(),
-            queries: queries(),
-            query_every: query_every(),
-            weight: one(),
-            task_weight: 0.0,
-        }
-    }
-
-    /// Reads and validates a TOML file; relative paths in it are taken
-    /// relative to the file's folder.
-    pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| RewardError::io(path, e))?;
-        let mut config: Self = toml::from_str(&text).map_err(|e| {
-            RewardError::config(path, e.message().trim_end_matches('\n').to_string())
-        })?;
-        // Absolute, so a run that saved this config finds its files from anywhere.
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-        let base = std::fs::canonicalize(parent.unwrap_or(Path::new(".")))
-            .map_err(|e| RewardError::io(path, e))?;
-        let paths = [&mut config.model, &mut config.demo, &mut config.label_dir];
-        for p in paths.into_iter().flatten() {
-            if p.is_relative() {
-                *p = base.join(&*p);
-            }
-        }
-        config
-            .validate()
-            .map_err(|m| RewardError::config(path, m))?;
-        Ok(config)
-    }
-
+impl RewardFile {
     /// Checks that the keys fit together; the message names the key at fault.
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    fn validate(&self) -> Result<(), String> {
         let finite = |key: &str, v: f32| {
             if v.is_finite() {
                 Ok(())
@@ -201,7 +145,7 @@ impl RewardConfig {
             return Err("label_dir is for labeller = \"human\"".into());
         }
         match self.kind {
-            RewardKind::VlmRm => {
+            Kind::VlmRm => {
                 if blank(&self.goal) {
                     return Err("kind = \"vlm-rm\" needs goal, a caption of success".into());
                 }
@@ -218,7 +162,7 @@ impl RewardConfig {
                     return Err("labeller is for kind = \"preference\"".into());
                 }
             }
-            RewardKind::Preference => {
+            Kind::Preference => {
                 match self.labeller {
                     None => {
                         return Err(
@@ -247,7 +191,7 @@ impl RewardConfig {
                     return Err("demo and demo_text are for kind = \"roboclip\"".into());
                 }
             }
-            RewardKind::Roboclip => match (&self.demo, &self.demo_text) {
+            Kind::Roboclip => match (&self.demo, &self.demo_text) {
                 (None, None) => {
                     return Err("kind = \"roboclip\" needs demo (a GIF or a folder of PNG frames) or demo_text".into());
                 }
@@ -260,18 +204,111 @@ impl RewardConfig {
         }
         Ok(())
     }
+}
 
-    /// The model directory: `model`, else `PROPRIO_CLIP_DIR`.
-    pub fn model_dir(&self) -> Result<PathBuf> {
-        self.model
-            .clone()
-            .or_else(crate::clip::ClipModel::dir_from_env)
-            .ok_or_else(|| {
-                RewardError::Input(format!(
-                    "no reward model: set model = \"DIR\" in the reward config or {}",
-                    crate::clip::MODEL_DIR_VAR
-                ))
-            })
+impl TryFrom<RewardFile> for RewardConfig {
+    type Error = String;
+
+    /// Checks the keys, then keeps those of the file's kind.
+    fn try_from(file: RewardFile) -> Result<Self, String> {
+        file.validate()?;
+        let text = |t: Option<String>| t.unwrap_or_default();
+        let kind = match file.kind {
+            Kind::VlmRm => RewardKind::VlmRm {
+                goal: text(file.goal),
+                baseline: file.baseline,
+                alpha: file.alpha,
+            },
+            Kind::Roboclip => RewardKind::Roboclip {
+                demo: match (file.demo, file.demo_text) {
+                    (Some(video), _) => Demo::Video(video),
+                    (None, text) => Demo::Text(text.unwrap_or_default()),
+                },
+                pooling: file.pooling,
+            },
+            Kind::Preference => RewardKind::Preference {
+                labeller: match (file.labeller, file.label_dir) {
+                    (Some(LabellerKind::Clip), _) => Labeller::Clip {
+                        goal: text(file.goal),
+                    },
+                    (Some(LabellerKind::Human), Some(label_dir)) => Labeller::Human {
+                        label_dir,
+                        goal: file.goal,
+                    },
+                    _ => Labeller::Oracle,
+                },
+                segment: file.segment,
+                queries: file.queries,
+                query_every: file.query_every,
+            },
+        };
+        Ok(RewardConfig {
+            kind,
+            model: file.model,
+            camera: file.camera,
+            offset: file.offset,
+            weight: file.weight,
+            task_weight: file.task_weight,
+        })
+    }
+}
+
+impl From<RewardConfig> for RewardFile {
+    /// The flat form, with the other kinds' keys at their defaults.
+    fn from(config: RewardConfig) -> Self {
+        let mut file = RewardFile {
+            kind: Kind::VlmRm,
+            model: config.model,
+            goal: None,
+            baseline: None,
+            alpha: 0.0,
+            demo: None,
+            demo_text: None,
+            pooling: Pooling::default(),
+            camera: config.camera,
+            offset: config.offset,
+            labeller: None,
+            label_dir: None,
+            segment: segment(),
+            queries: queries(),
+            query_every: query_every(),
+            weight: config.weight,
+            task_weight: config.task_weight,
+        };
+        match config.kind {
+            RewardKind::VlmRm {
+                goal,
+                baseline,
+                alpha,
+            } => {
+                (file.goal, file.baseline, file.alpha) = (Some(goal), baseline, alpha);
+            }
+            RewardKind::Roboclip { demo, pooling } => {
+                file.kind = Kind::Roboclip;
+                file.pooling = pooling;
+                match demo {
+                    Demo::Video(path) => file.demo = Some(path),
+                    Demo::Text(text) => file.demo_text = Some(text),
+                }
+            }
+            RewardKind::Preference {
+                labeller,
+                segment,
+                queries,
+                query_every,
+            } => {
+                file.kind = Kind::Preference;
+                (file.segment, file.queries, file.query_every) = (segment, queries, query_every);
+                (file.labeller, file.goal, file.label_dir) = match labeller {
+                    Labeller::Clip { goal } => (Some(LabellerKind::Clip), Some(goal), None),
+                    Labeller::Oracle => (Some(LabellerKind::Oracle), None, None),
+                    Labeller::Human { label_dir, goal } => {
+                        (Some(LabellerKind::Human), goal, Some(label_dir))
+                    }
+                };
+            }
+        }
+        file
     }
 }
 
@@ -280,8 +317,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> std::result::Result<RewardConfig, String> {
-        let config: RewardConfig = toml::from_str(text).map_err(|e| e.message().to_string())?;
-        config.validate().map(|()| config)
+        toml::from_str(text).map_err(|e| e.message().to_string())
     }
 
     #[test]
@@ -290,8 +326,11 @@ mod tests {
             "kind = \"vlm-rm\"\nmodel = \"m\"\ngoal = \"a pole upright\"\nbaseline = \"a pole\"\nalpha = 0.5\n",
         )
         .unwrap();
-        assert_eq!(c.kind, RewardKind::VlmRm);
-        assert_eq!((c.weight, c.task_weight, c.alpha), (1.0, 0.0, 0.5));
+        assert!(
+            matches!(&c.kind, RewardKind::VlmRm { alpha, .. } if *alpha == 0.5),
+            "{c:?}"
+        );
+        assert_eq!((c.weight, c.task_weight), (1.0, 0.0));
         assert_eq!(c.camera, "default");
     }
 
@@ -365,8 +404,22 @@ mod tests {
         )
         .unwrap();
         let c = RewardConfig::read(&file).unwrap();
+        let written = proprio::serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            written["demo"],
+            proprio::serde_json::json!(dir.join("demo.gif"))
+        );
+        let read: RewardConfig = proprio::serde_json::from_value(written).unwrap();
+        assert_eq!(read, c, "run.json keeps the flat form and reads back");
         assert_eq!(c.model.as_deref(), Some(dir.join("clip").as_path()));
-        assert_eq!(c.demo.as_deref(), Some(dir.join("demo.gif").as_path()));
+        let RewardKind::Roboclip {
+            demo: Demo::Video(demo),
+            ..
+        } = &c.kind
+        else {
+            panic!("{c:?}")
+        };
+        assert_eq!(demo, &dir.join("demo.gif"));
         std::fs::write(&file, "kind = \"roboclip\"\n").unwrap();
         let err = RewardConfig::read(&file).unwrap_err().to_string();
         assert!(err.starts_with(&file.display().to_string()) && err.contains("needs demo"));
