@@ -1,6 +1,7 @@
 //! A third-party agent: depends only on `proprio` (the registry, which
-//! re-exports `proprio-core`), steps a batch of envs with its own random
-//! policy and prints every episode's return.
+//! re-exports `proprio-core`), implements the one acting trait, `Agent`,
+//! with its own random policy, steps a batch of envs with it and prints
+//! every episode's return.
 //!
 //! ```sh
 //! cargo run --example random_agent -- classic/pendulum-v1 16 1000
@@ -8,16 +9,17 @@
 
 use proprio::rand::{RngExt, SeedableRng};
 use proprio::wrappers::RecordEpisodeStatistics;
-use proprio::{EnvRng, Space, VecEnv, VecOptions};
+use proprio::{ActMode, Agent, EnvRng, Space, VecEnv, VecOptions};
 
-/// Uniform random actions, drawn from the agent's own generator.
+/// Uniform random actions of `space`, drawn from the agent's own generator.
 struct RandomPolicy {
+    space: Space,
     rng: EnvRng,
 }
 
-impl RandomPolicy {
-    fn act(&mut self, space: &Space, actions: &mut [f32]) {
-        match space {
+impl Agent for RandomPolicy {
+    fn act(&mut self, _obs: &[f32], actions: &mut [f32], _: ActMode) -> proprio::Result<()> {
+        match &self.space {
             Space::Discrete { n, start } => actions.iter_mut().for_each(|a| {
                 *a = (*start as i64 + i64::from(self.rng.random_range(0..*n))) as f32
             }),
@@ -36,6 +38,7 @@ impl RandomPolicy {
                     .for_each(|row| other.sample(&mut self.rng, row));
             }
         }
+        Ok(())
     }
 }
 
@@ -53,14 +56,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let mut venv = RecordEpisodeStatistics::new(venv, 100);
     let space = venv.spec().action_space.clone();
+    let mut actions = vec![0.0; num_envs * space.flat_dim()];
     let mut policy = RandomPolicy {
+        space,
         rng: EnvRng::seed_from_u64(42),
     };
-    let mut actions = vec![0.0; num_envs * space.flat_dim()];
 
     venv.reset(Some(0), None)?;
     for _ in 0..steps {
-        policy.act(&space, &mut actions);
+        policy.act(&venv.batch().obs, &mut actions, ActMode::Sampled)?;
         venv.step(&actions)?;
         for (i, info) in venv.batch().infos.iter().enumerate() {
             if let (Some(ret), Some(len)) = (info.get("episode.return"), info.get("episode.length"))

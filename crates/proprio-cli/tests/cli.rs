@@ -481,6 +481,20 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
     assert!(report["mean_model_return"].is_number());
 }
 
+/// A preference reward on the tiny CLIP, labelled by the oracle: 20 pairs
+/// of 4-frame segments every 200 steps; returns the config's path.
+fn oracle_preference(dir: &std::path::Path) -> String {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    write(
+        dir,
+        "reward.toml",
+        &format!(
+            "kind = \"preference\"\nmodel = \"{fixture}\"\nlabeller = \"oracle\"\n\
+             segment = 4\nqueries = 20\nquery_every = 200\n"
+        ),
+    )
+}
+
 /// A preference reward's `r_ψ` is saved with the checkpoint: evaluation in
 /// training and `proprio eval` pay what it learned. Training labels its first
 /// pairs after 200 frames; three short evaluation episodes never reach that,
@@ -489,15 +503,7 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
 #[test]
 fn a_preference_rewards_model_is_checkpointed_and_evaluated() {
     let dir = Scratch::new("cli-preference");
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
-    let reward = write(
-        &dir,
-        "reward.toml",
-        &format!(
-            "kind = \"preference\"\nmodel = \"{fixture}\"\nlabeller = \"oracle\"\n\
-             segment = 4\nqueries = 20\nquery_every = 200\n"
-        ),
-    );
+    let reward = oracle_preference(&dir);
     let run = dir.join("run");
     if !train_on_reward(&reward, &run) {
         return;
@@ -528,15 +534,7 @@ fn a_preference_rewards_model_is_checkpointed_and_evaluated() {
 #[test]
 fn a_group_learner_checkpoints_and_evaluates_a_preference_reward() {
     let dir = Scratch::new("cli-preference-grpo");
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
-    let reward = write(
-        &dir,
-        "reward.toml",
-        &format!(
-            "kind = \"preference\"\nmodel = \"{fixture}\"\nlabeller = \"oracle\"\n\
-             segment = 4\nqueries = 20\nquery_every = 200\n"
-        ),
-    );
+    let reward = oracle_preference(&dir);
     let run = dir.join("run");
     let grpo = [
         "--algo",

@@ -6,11 +6,13 @@
 //! model cost), and the checkpoint hooks (videos).
 
 use crate::base::error::{LearnError, Result};
-use crate::env::{Evaluation, record_reward_cost};
+use crate::env::{EnvSource, Evaluation, record_reward_cost};
 use crate::nets::acting::{POLICY_FILE, PolicyFile};
-use crate::run::{Progress, Run, next_multiple, write_json};
+use crate::run::{Progress, Run, RunInfo, next_multiple, parse_config, write_json};
+use burn::prelude::Device;
 use proprio::serde_json::{Map, Value, json};
 use proprio_reward::SharedHead;
+use serde::de::DeserializeOwned;
 use std::path::Path;
 
 /// When a learner logs, evaluates and stops, in env steps (summed over envs).
@@ -167,4 +169,23 @@ fn save(learner: &dyn Learner, run: &Run) -> Result<()> {
             None => Ok(()),
         }
     })
+}
+
+/// How every learner is made from its run: env source, hyper-parameters, seed, device, env threads.
+pub type NewLearner<L, C> = fn(EnvSource, C, u64, Device, Option<usize>) -> Result<L>;
+
+/// The learner a run describes, made by `new` from the run's hyper-parameters `C`.
+pub fn build<L: Learner + 'static, C: DeserializeOwned>(
+    info: &RunInfo,
+    new: NewLearner<L, C>,
+) -> Result<Box<dyn Learner>> {
+    let cfg: C = parse_config(&info.config)?;
+    let device = info.backend.device()?;
+    Ok(Box::new(new(
+        info.env.clone(),
+        cfg,
+        info.seed,
+        device,
+        info.threads,
+    )?))
 }

@@ -81,7 +81,7 @@ fn ppo_updates_on_the_wgpu_backend() {
             .len(),
         1
     );
-    let trained = proprio_learn::run::load_module(
+    let trained = proprio_learn::base::store::load_module(
         untrained.agent().clone(),
         &run.join("checkpoint/model.bpk"),
     )

@@ -5,4 +5,5 @@ pub mod device;
 pub mod error;
 pub mod grad;
 pub mod seeds;
+pub mod store;
 pub mod tensor;

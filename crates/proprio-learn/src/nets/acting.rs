@@ -2,6 +2,7 @@
 //! the learner that wrote it, so a policy loads without knowing the algorithm.
 
 use crate::base::error::{LearnError, Result};
+use crate::base::store::load_module;
 use crate::base::tensor::{host, matrix};
 use crate::nets::actor::{Actor as _, ControlPolicy};
 use crate::nets::actor_critic::{ActorCritic, AgentShape};
@@ -9,7 +10,6 @@ use crate::nets::deterministic::{ActionBox, DeterministicActor, add_exploration_
 use crate::nets::head::{ActionHead, standard_normal};
 use crate::nets::sequence::{SequencePolicy, SequenceShape};
 use crate::nets::squashed::{Actor, box_affine, squash};
-use crate::run::load_module;
 use burn::prelude::*;
 use proprio::{EnvRng, Space, episode_rng};
 use serde::{Deserialize, Serialize};

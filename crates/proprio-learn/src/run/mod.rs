@@ -4,8 +4,7 @@ pub mod integrity;
 
 use crate::base::device::Backend;
 use crate::base::error::{LearnError, Result};
-use crate::env::{EnvSource, NormalizerStats};
-use burn::module::Module;
+use crate::env::{EnvSource, NormalizerStats, TrainEnv};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use proprio::serde_json::{self, Map, Value};
 use proprio::{EnvRng, State};
@@ -88,6 +87,22 @@ pub struct Progress {
     pub stats: Option<NormalizerStats>,
     /// Snapshot of every training env, so a resumed run continues their episodes.
     pub envs: Vec<State>,
+}
+
+impl Progress {
+    /// A checkpoint's progress record of a learner stepping `env`: its
+    /// counters and generator, the normaliser statistics and every env's
+    /// snapshot (`elapsed_s` is the loop's to fill).
+    pub fn of(env: &TrainEnv, global_step: u64, iteration: u64, rng: &EnvRng) -> Result<Self> {
+        Ok(Self {
+            global_step,
+            iteration,
+            elapsed_s: 0.0,
+            rng: rng.clone(),
+            stats: env.stats(),
+            envs: env.snapshots()?,
+        })
+    }
 }
 
 /// An open run directory.
@@ -282,22 +297,6 @@ impl Run {
     pub fn finish(&self) {
         self.progress.finish();
     }
-}
-
-/// Maps a burn record error to a checkpoint error naming `path`.
-pub fn checkpoint_error(path: &Path) -> impl FnOnce(burn::store::RecordError) -> LearnError + '_ {
-    move |e| LearnError::Checkpoint {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
-}
-
-/// Loads weights saved with `save_file` into `module`, as a typed error on mismatch.
-pub fn load_module<M: Module>(module: M, path: &Path) -> Result<M> {
-    let record = burn::store::ModuleRecord::load(path).map_err(checkpoint_error(path))?;
-    module
-        .try_load_record(record)
-        .map_err(checkpoint_error(path))
 }
 
 /// Reads `run.json` and the checkpoint state of a run directory (or of its `checkpoint/`).

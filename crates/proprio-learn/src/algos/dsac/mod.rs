@@ -13,17 +13,15 @@ mod loss;
 pub use loss::{SAMPLE_CLIP, TD_BOUND_SIGMAS, critic_loss, gaussian};
 
 use crate::algos::offpolicy::SacConfig;
-use crate::algos::offpolicy::{
-    Algorithm, Minibatch, OffPolicy, Shape, load_optimizer, save_module, save_optimizer,
-};
+use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
 use crate::base::error::{LearnError, Result};
+use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
 use crate::env::EnvSource;
-use crate::learner::Learner;
+use crate::learner::{self, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::critic::TwinCritic;
 use crate::nets::squashed::{Actor, Squash, Temperature, normal};
-use crate::run::load_module;
-use crate::run::{RunInfo, parse_config, to_json};
+use crate::run::{RunInfo, to_json};
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::EnvRng;
@@ -239,8 +237,5 @@ pub fn defaults(_: &Space) -> Result<Value> {
 
 /// The learner a run describes.
 pub fn build(info: &RunInfo) -> Result<Box<dyn Learner>> {
-    let cfg: SacConfig = parse_config(&info.config)?;
-    let device = info.backend.device()?;
-    let learner = Dsac::new(info.env.clone(), cfg, info.seed, device, info.threads)?;
-    Ok(Box::new(learner))
+    learner::build(info, Dsac::new)
 }

@@ -21,13 +21,14 @@ pub use update::UpdateStats;
 
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::{evaluation_seed, learner_rng};
+use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
 use crate::env::{EnvSource, Evaluation, base, evaluate_on, evaluation_options};
 use crate::learner::{Cadence, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::actor::{Actor, ControlPolicy};
 use crate::nets::head::ActionHead;
 use crate::nets::sequence::SequencePolicy;
-use crate::run::{Progress, RunInfo, checkpoint_error, load_module, parse_config, to_json};
+use crate::run::{Progress, RunInfo, parse_config, to_json};
 use burn::optim::{AdamConfig, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::serde_json::{Map, Value, json};
@@ -409,22 +410,11 @@ impl<A: Actor> Learner for Grpo<A> {
 
     /// The policy, the KL reference (when regularised) and the optimizer state.
     fn save(&self, dir: &Path) -> Result<()> {
-        let model = dir.join("model.bpk");
-        self.actor
-            .clone()
-            .save_file(&model)
-            .map_err(checkpoint_error(&model))?;
+        save_module(&self.actor, dir, "model.bpk")?;
         if let Some(reference) = &self.reference {
-            let path = dir.join("reference.bpk");
-            reference
-                .clone()
-                .save_file(&path)
-                .map_err(checkpoint_error(&path))?;
+            save_module(reference, dir, "reference.bpk")?;
         }
-        let optimizer = dir.join("optimizer.bpk");
-        self.optim
-            .save(&optimizer)
-            .map_err(checkpoint_error(&optimizer))
+        save_optimizer(&self.optim, dir, "optimizer.bpk")
     }
 
     fn resume(&mut self, progress: Progress, checkpoint: &Path) -> Result<()> {
@@ -432,12 +422,7 @@ impl<A: Actor> Learner for Grpo<A> {
         if let Some(reference) = self.reference.take() {
             self.reference = Some(load_module(reference, &checkpoint.join("reference.bpk"))?);
         }
-        let optimizer = checkpoint.join("optimizer.bpk");
-        self.optim = self
-            .optim
-            .clone()
-            .load(&optimizer)
-            .map_err(checkpoint_error(&optimizer))?;
+        self.optim = load_optimizer(self.optim.clone(), checkpoint, "optimizer.bpk")?;
         for (i, state) in progress.envs.iter().enumerate() {
             self.venv.restore(state, &[i])?;
         }

@@ -14,9 +14,7 @@ use crate::env::{EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
 use crate::learner::{Cadence, Learner};
 use crate::nets::acting::PolicyFile;
 use crate::replay::ReplayBuffer;
-use crate::run::{Progress, checkpoint_error, read_json, write_json};
-use burn::module::Module;
-use burn::optim::ModuleOptimizer;
+use crate::run::{Progress, read_json, write_json};
 use burn::prelude::*;
 use proprio::rand::RngExt;
 use proprio::serde_json::{Map, Value, json};
@@ -348,14 +346,7 @@ impl<A: Algorithm> Learner for OffPolicy<A> {
     }
 
     fn progress(&self) -> Result<Progress> {
-        Ok(Progress {
-            global_step: self.global_step,
-            iteration: self.iteration,
-            elapsed_s: 0.0,
-            rng: self.rng.clone(),
-            stats: self.env.stats(),
-            envs: self.env.snapshots()?,
-        })
+        Progress::of(&self.env, self.global_step, self.iteration, &self.rng)
     }
 
     fn policy(&self) -> Option<PolicyFile> {
@@ -388,30 +379,4 @@ impl<A: Algorithm> Learner for OffPolicy<A> {
     fn evaluate_with_reward_from(&mut self, checkpoint: &Path) {
         self.source.reward_weights = Some(checkpoint.to_path_buf());
     }
-}
-
-/// Saves `module` as `dir/name`, naming the file in any error.
-pub fn save_module<M: Module>(module: &M, dir: &Path, name: &str) -> Result<()> {
-    let path = dir.join(name);
-    module
-        .clone()
-        .save_file(&path)
-        .map_err(checkpoint_error(&path))
-}
-
-/// Saves an optimizer's state as `dir/name`.
-pub fn save_optimizer(optim: &ModuleOptimizer, dir: &Path, name: &str) -> Result<()> {
-    let path = dir.join(name);
-    optim.save(&path).map_err(checkpoint_error(&path))
-}
-
-/// Reads an optimizer's state from `dir/name`.
-pub fn load_optimizer(optim: ModuleOptimizer, dir: &Path, name: &str) -> Result<ModuleOptimizer> {
-    let path = dir.join(name);
-    optim.load(&path).map_err(checkpoint_error(&path))
-}
-
-/// The device a module's weights live on (the inference device of a `valid()` copy).
-pub fn module_device<M: Module>(module: &M) -> Device {
-    module.devices().into_iter().next().unwrap_or_default()
 }

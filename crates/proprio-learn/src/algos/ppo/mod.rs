@@ -10,15 +10,16 @@ pub use update::{Batch, UpdateStats, losses};
 
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::{evaluation_seed, learner_rng};
+use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
 use crate::base::tensor::{host, matrix, vector};
 use crate::env::{EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
 use crate::estimators::{explained_variance, gae};
-use crate::learner::{Cadence, Learner};
+use crate::learner::{self, Cadence, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::actor_critic::ActorCritic;
 use crate::nets::head::ActionHead;
-use crate::run::{Progress, checkpoint_error, load_module};
-use crate::run::{RunInfo, parse_config, to_json};
+use crate::run::Progress;
+use crate::run::{RunInfo, to_json};
 use burn::module::Module;
 use burn::optim::{AdamConfig, ModuleOptimizer};
 use burn::prelude::*;
@@ -343,14 +344,7 @@ impl Learner for Ppo {
     }
 
     fn progress(&self) -> Result<Progress> {
-        Ok(Progress {
-            global_step: self.global_step,
-            iteration: self.iteration,
-            elapsed_s: 0.0,
-            rng: self.rng.clone(),
-            stats: self.env.stats(),
-            envs: self.env.snapshots()?,
-        })
+        Progress::of(&self.env, self.global_step, self.iteration, &self.rng)
     }
 
     fn policy(&self) -> Option<PolicyFile> {
@@ -363,25 +357,13 @@ impl Learner for Ppo {
     }
 
     fn save(&self, dir: &Path) -> Result<()> {
-        let model = dir.join("model.bpk");
-        self.agent
-            .clone()
-            .save_file(&model)
-            .map_err(checkpoint_error(&model))?;
-        let optimizer = dir.join("optimizer.bpk");
-        self.optim
-            .save(&optimizer)
-            .map_err(checkpoint_error(&optimizer))
+        save_module(&self.agent, dir, "model.bpk")?;
+        save_optimizer(&self.optim, dir, "optimizer.bpk")
     }
 
     fn resume(&mut self, progress: Progress, checkpoint: &Path) -> Result<()> {
         self.agent = load_module(self.agent.clone(), &checkpoint.join("model.bpk"))?;
-        let optimizer = checkpoint.join("optimizer.bpk");
-        self.optim = self
-            .optim
-            .clone()
-            .load(&optimizer)
-            .map_err(checkpoint_error(&optimizer))?;
+        self.optim = load_optimizer(self.optim.clone(), checkpoint, "optimizer.bpk")?;
         self.next_obs = self.env.restore(progress.stats.as_ref(), &progress.envs)?;
         self.next_done.fill(0.0);
         self.rng = progress.rng;
@@ -410,8 +392,5 @@ pub fn defaults(action_space: &Space) -> Result<Value> {
 
 /// The learner a run describes.
 pub fn build(info: &RunInfo) -> Result<Box<dyn Learner>> {
-    let cfg: PpoConfig = parse_config(&info.config)?;
-    let device = info.backend.device()?;
-    let ppo = Ppo::new(info.env.clone(), cfg, info.seed, device, info.threads)?;
-    Ok(Box::new(ppo))
+    learner::build(info, Ppo::new)
 }

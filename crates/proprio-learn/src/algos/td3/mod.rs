@@ -7,20 +7,17 @@ mod config;
 
 pub use config::Td3Config;
 
-use crate::algos::offpolicy::{
-    Algorithm, Minibatch, OffPolicy, Shape, load_optimizer, module_device, save_module,
-    save_optimizer,
-};
+use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
 use crate::base::error::{LearnError, Result};
+use crate::base::store::{load_module, load_optimizer, module_device, save_module, save_optimizer};
 use crate::base::tensor::{host, matrix};
 use crate::env::EnvSource;
-use crate::learner::Learner;
+use crate::learner::{self, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::critic::TwinCritic;
 use crate::nets::deterministic::{ActionBox, DeterministicActor, add_exploration_noise, smoothed};
 use crate::nets::squashed::normal;
-use crate::run::load_module;
-use crate::run::{RunInfo, parse_config, to_json};
+use crate::run::{RunInfo, to_json};
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
@@ -218,8 +215,5 @@ pub fn defaults(_: &Space) -> Result<Value> {
 
 /// The learner a run describes.
 pub fn build(info: &RunInfo) -> Result<Box<dyn Learner>> {
-    let cfg: Td3Config = parse_config(&info.config)?;
-    let device = info.backend.device()?;
-    let learner = Td3::new(info.env.clone(), cfg, info.seed, device, info.threads)?;
-    Ok(Box::new(learner))
+    learner::build(info, Td3::new)
 }
