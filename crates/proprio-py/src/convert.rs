@@ -13,16 +13,17 @@ use pyo3::types::{PyByteArray, PyDict};
 use serde_json::Value;
 
 /// The library's error as the Python exception a caller expects: bad
-/// arguments are `ValueError`, a call in the wrong state or an unusable
-/// backend `RuntimeError`, a batch too large for memory `MemoryError`; the
+/// arguments are `ValueError`, a call in the wrong state, an unusable
+/// backend or an agent that failed `RuntimeError`, a batch too large for memory `MemoryError`; the
 /// message is the library's.
 pub fn py_err(e: Error) -> PyErr {
     let message = e.to_string();
     match e {
         Error::Memory { .. } => PyMemoryError::new_err(message),
-        Error::NotReset { .. } | Error::EpisodeOver { .. } | Error::Backend(_) => {
-            PyRuntimeError::new_err(message)
-        }
+        Error::NotReset { .. }
+        | Error::EpisodeOver { .. }
+        | Error::Backend(_)
+        | Error::Agent(_) => PyRuntimeError::new_err(message),
         Error::InvalidAction { .. }
         | Error::UnknownEnv { .. }
         | Error::Config { .. }
