@@ -14,7 +14,7 @@ pub struct TrainArgs {
     #[arg(long, required_unless_present = "resume")]
     env: Option<String>,
     /// Learner.
-    #[arg(long, default_value = "ppo", value_parser = PossibleValuesParser::new(Algo::NAMES).map(|name| Algo::from_name(&name).expect("a listed name")))]
+    #[arg(long, default_value = "ppo", value_parser = PossibleValuesParser::new(Algo::NAMES).try_map(|name| Algo::from_name(&name).ok_or("not a learner")))]
     algo: Algo,
     /// Seed of weights, envs, action sampling and minibatch order.
     #[arg(long, default_value_t = 1)]
