@@ -20,8 +20,6 @@ use std::path::Path;
 pub struct Cadence {
     /// Train until this many env steps.
     pub total_steps: u64,
-    /// Env steps one iteration takes.
-    pub steps_per_iteration: u64,
     /// A metrics row every this many env steps (`1`: after every iteration).
     pub log_every: u64,
     /// Save and evaluate every this many env steps (0: only at the end).

@@ -98,9 +98,14 @@ impl Policy {
     /// The action for one raw observation.
     pub fn action(&mut self, obs: &[f32], mode: ActMode) -> Result<Vec<f32>> {
         let mut action = vec![0.0; self.action_dim];
-        let normalized = self.normalise(obs);
-        self.act_normalized(&normalized, mode == ActMode::Deterministic, &mut action)?;
+        self.act_raw(obs, mode, &mut action)?;
         Ok(action)
+    }
+
+    /// Actions for raw observations, normalised with the training statistics first.
+    fn act_raw(&mut self, obs: &[f32], mode: ActMode, actions: &mut [f32]) -> Result<()> {
+        let normalized = self.normalise(obs);
+        self.act_normalized(&normalized, mode == ActMode::Deterministic, actions)
     }
 
     /// Returns of `episodes` episodes on the training env (fresh seed stream `seed`).
@@ -184,7 +189,6 @@ fn from_run_json<T: serde::de::DeserializeOwned>(
 /// training statistics: the mode of its distribution when deterministic.
 impl Agent for Policy {
     fn act(&mut self, obs: &[f32], actions: &mut [f32], mode: ActMode) -> proprio::Result<()> {
-        let normalized = self.normalise(obs);
-        Ok(self.act_normalized(&normalized, mode == ActMode::Deterministic, actions)?)
+        Ok(self.act_raw(obs, mode, actions)?)
     }
 }

@@ -126,7 +126,8 @@ impl FrameClient {
 
     /// Writes the images of `envs` (in that order) through `camera`, `size`
     /// pixels a side (and depth when `depth`), into `out`, rendering only the
-    /// envs not rendered so for since they moved. `scene` describes env `i`
+    /// envs not rendered so far since they moved (`envs` lists each env at
+    /// most once). `scene` describes env `i`
     /// (the env stack's own `scene`); `num_envs` is the stack's size.
     #[allow(clippy::too_many_arguments)]
     pub fn frames(
@@ -174,7 +175,7 @@ impl FrameClient {
                 }
                 .into());
             }
-            if !source.views[slot].fresh[i] && !source.missing.contains(&i) {
+            if !source.views[slot].fresh[i] {
                 source.missing.push(i);
             }
         }

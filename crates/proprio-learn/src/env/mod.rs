@@ -121,32 +121,28 @@ pub(crate) fn base(
     options: VecOptions,
 ) -> Result<(Box<dyn VecEnv>, Option<SharedHead>)> {
     let frames = FrameSource::new();
-    let Some(reward) = &source.reward else {
-        let venv = proprio::make_vec_framed(
-            &source.id,
-            num_envs,
-            &source.config,
-            options,
-            &source.obs,
-            &frames,
-        )?;
-        let venv: Box<dyn VecEnv> = Box::new(RecordEpisodeStatistics::new(venv, 100));
-        return Ok((clipped(venv)?, None));
-    };
-    let inner_options = VecOptions {
-        autoreset: inner_autoreset(options.autoreset),
-        ..options
+    // A reward model scores each episode's last step, so below it same-step
+    // autoreset is off and one `SameStepAutoreset` goes on top.
+    let inner = match source.reward {
+        Some(_) => VecOptions {
+            autoreset: inner_autoreset(options.autoreset),
+            ..options
+        },
+        None => options,
     };
     let venv = proprio::make_vec_framed(
         &source.id,
         num_envs,
         &source.config,
-        inner_options,
+        inner,
         &source.obs,
         &frames,
     )?;
     // Statistics inside the reward model: `episode.return` stays the task's.
     let venv = RecordEpisodeStatistics::new(venv, 100);
+    let Some(reward) = &source.reward else {
+        return Ok((clipped(Box::new(venv))?, None));
+    };
     let device = burn::prelude::Device::flex();
     let wrapper = proprio_reward::model_reward(venv, reward, &frames, &device)?;
     if let Some(dir) = &source.reward_weights {

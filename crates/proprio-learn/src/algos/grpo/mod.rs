@@ -341,7 +341,6 @@ impl<A: Actor> Learner for Grpo<A> {
     fn cadence(&self) -> Cadence {
         Cadence {
             total_steps: self.cfg.total_steps,
-            steps_per_iteration: self.cfg.rollouts() as u64,
             log_every: 1,
             eval_every: self.cfg.eval_every,
             eval_episodes: self.cfg.eval_episodes,

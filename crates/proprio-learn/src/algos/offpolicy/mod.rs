@@ -283,7 +283,6 @@ impl<A: Algorithm> Learner for OffPolicy<A> {
         let s = &self.schedule;
         Cadence {
             total_steps: s.total_steps,
-            steps_per_iteration: s.num_envs as u64,
             log_every: LOG_EVERY,
             eval_every: s.eval_every,
             eval_episodes: s.eval_episodes,

@@ -238,7 +238,6 @@ impl Learner for Ppo {
     fn cadence(&self) -> Cadence {
         Cadence {
             total_steps: self.cfg.total_steps,
-            steps_per_iteration: self.cfg.batch_size() as u64,
             log_every: 1,
             eval_every: self.cfg.eval_every,
             eval_episodes: self.cfg.eval_episodes,
