@@ -23,6 +23,28 @@ use std::sync::Arc;
 /// Envs per chunk of the struct-of-arrays layout (and GPU workgroup size).
 pub const CHUNK: usize = 64;
 
+/// What one control step of one env produced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stepped {
+    /// Reward of the step.
+    pub reward: f32,
+    /// The task reached a terminal state.
+    pub terminated: bool,
+    /// The model cut the episode short (a physics failure); time limits come from the kernel.
+    pub truncated: bool,
+}
+
+impl Stepped {
+    /// A step that did not cut the episode short.
+    pub fn new(reward: f32, terminated: bool) -> Self {
+        Self {
+            reward,
+            terminated,
+            truncated: false,
+        }
+    }
+}
+
 /// One env family's physics and task on a single env's state, for [`ChunkedKernel`].
 pub trait ChunkedModel: Send + Sync + 'static {
     /// One env's state: a plain block of `f32` fields (`#[repr(C)]`, no padding).
@@ -38,8 +60,8 @@ pub trait ChunkedModel: Send + Sync + 'static {
     /// Rejects states no episode can reach (for restored snapshots).
     fn check(&self, state: &Self::State) -> std::result::Result<(), String>;
     /// One control step with `action` (already validated as finite): returns
-    /// the reward and whether the episode terminated, and writes the step's info.
-    fn step(&self, state: &mut Self::State, action: &[f32], info: &mut Info) -> (f32, bool);
+    /// the reward and how the episode ends, if it does, and writes the step's info.
+    fn step(&self, state: &mut Self::State, action: &[f32], info: &mut Info) -> Stepped;
     /// Writes the info of a freshly started episode.
     fn start_info(&self, state: &Self::State, info: &mut Info);
     /// Writes the observation.
@@ -126,12 +148,13 @@ impl<M: ChunkedModel> Part<'_, M> {
                 model.start_info(&s, &mut self.rows.infos[k]);
             } else {
                 let action = &self.actions[k * action_dim..(k + 1) * action_dim];
-                let (reward, terminated) = model.step(&mut s, action, &mut self.rows.infos[k]);
-                self.rows.reward[k] = reward;
-                self.rows.terminated[k] = terminated;
-                self.rows.truncated[k] = cmd & command::LAST != 0;
+                let out = model.step(&mut s, action, &mut self.rows.infos[k]);
+                let truncated = out.truncated || cmd & command::LAST != 0;
+                self.rows.reward[k] = out.reward;
+                self.rows.terminated[k] = out.terminated;
+                self.rows.truncated[k] = truncated;
                 self.rows.has_final[k] = false;
-                if cmd & command::SAME_STEP != 0 && (terminated || cmd & command::LAST != 0) {
+                if cmd & command::SAME_STEP != 0 && (out.terminated || truncated) {
                     model.observe(&s, self.rows.obs(k));
                     self.rows.keep_final(k);
                     s = self.staged[k];
@@ -282,8 +305,8 @@ mod tests {
         fn check(&self, _: &[f32; 3]) -> std::result::Result<(), String> {
             Ok(())
         }
-        fn step(&self, _: &mut [f32; 3], _: &[f32], _: &mut Info) -> (f32, bool) {
-            (0.0, false)
+        fn step(&self, _: &mut [f32; 3], _: &[f32], _: &mut Info) -> Stepped {
+            Stepped::new(0.0, false)
         }
         fn start_info(&self, _: &[f32; 3], _: &mut Info) {}
         fn observe(&self, _: &[f32; 3], _: &mut [f32]) {}

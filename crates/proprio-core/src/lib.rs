@@ -29,7 +29,7 @@ mod vec_env;
 pub mod wrappers;
 
 pub use agent::{ActMode, Agent, RandomAgent};
-pub use chunked::{ChunkedKernel, ChunkedModel};
+pub use chunked::{ChunkedKernel, ChunkedModel, Stepped};
 pub use env::{Env, EnvSpec, Phase, ResetOptions, State, Step, Transition};
 pub use error::{ActionError, Error, Result};
 pub use info::Info;

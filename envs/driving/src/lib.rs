@@ -34,7 +34,7 @@ pub use state::{Car, LEN, MAX_OTHERS, MAX_SEGMENTS, Other, Segment};
 use proprio_core::serde_json::Value;
 use proprio_core::{
     Agent, Backend, ChunkedKernel, ChunkedModel, Env, EnvEntry, EnvRng, EnvSpec, Info, KernelEnv,
-    KernelVecEnv, Registry, ResetOptions, Result, Scene, Space, VecEnv, VecOptions, family,
+    KernelVecEnv, Registry, ResetOptions, Result, Scene, Space, Stepped, VecEnv, VecOptions, family,
 };
 use std::sync::Arc;
 
@@ -133,10 +133,10 @@ impl ChunkedModel for DrivingModel {
         state.check()
     }
 
-    fn step(&self, state: &mut Car, action: &[f32], info: &mut Info) -> (f32, bool) {
+    fn step(&self, state: &mut Car, action: &[f32], info: &mut Info) -> Stepped {
         let out = task::control_step(state, action, &self.settings);
         task::write_info(info, state.speed(), state.progress, Some(&out));
-        (out.reward, out.terminated)
+        Stepped::new(out.reward, out.terminated)
     }
 
     fn start_info(&self, state: &Car, info: &mut Info) {

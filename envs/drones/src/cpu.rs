@@ -4,7 +4,9 @@
 use crate::config::Settings;
 use crate::state::Drone;
 use crate::task::{self, write_info};
-use proprio_core::{ChunkedKernel, ChunkedModel, EnvRng, Info, ResetOptions, Result, Scene};
+use proprio_core::{
+    ChunkedKernel, ChunkedModel, EnvRng, Info, ResetOptions, Result, Scene, Stepped,
+};
 
 /// Steps N drone envs on CPU threads.
 pub type CpuKernel = ChunkedKernel<DroneModel>;
@@ -50,14 +52,14 @@ impl ChunkedModel for DroneModel {
         state.check()
     }
 
-    fn step(&self, d: &mut Drone, action: &[f32], info: &mut Info) -> (f32, bool) {
+    fn step(&self, d: &mut Drone, action: &[f32], info: &mut Info) -> Stepped {
         let out = task::control_step(
             d,
             [action[0], action[1], action[2], action[3]],
             &self.settings,
         );
         write_info(info, d.dist, d.goal, Some(&out));
-        (out.reward, out.terminated)
+        Stepped::new(out.reward, out.terminated)
     }
 
     fn start_info(&self, d: &Drone, info: &mut Info) {

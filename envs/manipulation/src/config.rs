@@ -30,6 +30,17 @@ impl ControlMode {
     }
 }
 
+/// Which physics steps the envs (config key `physics`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    /// rapier3d: one world per env, the reference physics.
+    #[default]
+    Rapier,
+    /// The batched kernel: articulated arm, free cubes and contacts in one block of floats per env.
+    Kernel,
+}
+
 /// Which manipulation task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskKind {
@@ -66,6 +77,8 @@ impl TaskKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ManipConfig {
+    /// Which physics: `rapier` or `kernel` (see `docs/envs.md`).
+    pub physics: Engine,
     /// Physics step rate, Hz.
     pub physics_hz: u32,
     /// Control rate (env steps per second), Hz; must divide `physics_hz`.
@@ -83,6 +96,7 @@ pub struct ManipConfig {
 impl Default for ManipConfig {
     fn default() -> Self {
         Self {
+            physics: Engine::default(),
             physics_hz: 60,
             control_hz: 20,
             control: None,
@@ -107,6 +121,8 @@ impl ManipConfig {
 pub struct Settings {
     /// The task.
     pub task: TaskKind,
+    /// The physics.
+    pub engine: Engine,
     /// Physics steps per control step.
     pub substeps: u32,
     /// Physics step, s.
@@ -148,6 +164,7 @@ impl Settings {
         }
         Ok(Self {
             task,
+            engine: c.physics,
             substeps: c.physics_hz / c.control_hz,
             dt: 1.0 / c.physics_hz as f32,
             control_hz: c.control_hz,

@@ -5,7 +5,7 @@
 use crate::config::Settings;
 use crate::controller::ArmController;
 use crate::scene::Scene;
-use crate::task::{self, BlowUp, TaskState, write_info};
+use crate::task::{self, BlowUp, Rapier, TaskState, write_info};
 use crate::world::{Physics, World};
 use proprio_core::{
     Batch, EnvRng, EnvSpec, Error, Kernel, MAX_THREADS, ResetOptions, Result, Rows, WorkerPool,
@@ -124,8 +124,7 @@ impl<'a> Part<'a> {
                 write_info(
                     &mut self.rows.infos[k],
                     s,
-                    slot.world.physics(),
-                    parts,
+                    &Rapier(slot.world.physics(), parts),
                     &slot.task,
                     None,
                 );
@@ -147,27 +146,25 @@ impl<'a> Part<'a> {
                 write_info(
                     &mut self.rows.infos[k],
                     s,
-                    slot.world.physics(),
-                    parts,
+                    &Rapier(slot.world.physics(), parts),
                     &slot.task,
                     Some(&out),
                 );
                 let ends = out.success || self.rows.truncated[k];
                 if cmd & command::SAME_STEP != 0 && ends {
-                    task::observe(s, slot.world.physics(), parts, &slot.task, self.rows.obs(k));
+                    task::observe(s, &Rapier(slot.world.physics(), parts), &slot.task, self.rows.obs(k));
                     self.rows.keep_final(k);
                     start(slot, &mut self.staged[k]);
                     write_info(
                         &mut self.rows.infos[k],
                         s,
-                        slot.world.physics(),
-                        parts,
+                        &Rapier(slot.world.physics(), parts),
                         &slot.task,
                         None,
                     );
                 }
             }
-            task::observe(s, slot.world.physics(), parts, &slot.task, self.rows.obs(k));
+            task::observe(s, &Rapier(slot.world.physics(), parts), &slot.task, self.rows.obs(k));
         }
     }
 }
@@ -323,8 +320,7 @@ impl Kernel for CpuKernel {
         slot.task = state.task;
         task::observe(
             &self.shared.settings,
-            slot.world.physics(),
-            parts,
+            &Rapier(slot.world.physics(), parts),
             &slot.task,
             batch.rows_mut().obs(env),
         );

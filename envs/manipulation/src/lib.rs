@@ -15,6 +15,7 @@ mod captions;
 mod config;
 mod controller;
 mod cpu;
+pub mod kernel;
 mod linalg;
 mod robot;
 mod scene;
@@ -23,7 +24,7 @@ pub mod task;
 mod visuals;
 mod world;
 
-pub use config::{ControlMode, ManipConfig, Settings, TaskKind};
+pub use config::{ControlMode, Engine, ManipConfig, Settings, TaskKind};
 pub use controller::{
     ArmController, ControlState, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP,
 };
@@ -145,15 +146,35 @@ fn make_vec(
         )));
     }
     let threads = options.worker_threads();
-    let kernel = CpuKernel::new(spec, settings, n, threads)?;
-    Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
+    match settings.engine {
+        Engine::Rapier => {
+            let kernel = CpuKernel::new(spec, settings, n, threads)?;
+            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
+        }
+        Engine::Kernel => {
+            let kernel = kernel::KernelCpu::new(spec, kernel_model(settings)?, n, threads)?;
+            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
+        }
+    }
+}
+
+fn kernel_model(settings: Settings) -> Result<kernel::KernelModel> {
+    kernel::KernelModel::new(settings).map_err(Error::Backend)
 }
 
 fn make(entry: &EnvEntry, task: TaskKind, config: &Value) -> Result<Box<dyn Env>> {
     let (settings, spec) = settings(entry, task, config)?;
-    Ok(Box::new(KernelEnv::new(CpuKernel::new(
-        spec, settings, 1, 1,
-    )?)?))
+    match settings.engine {
+        Engine::Rapier => Ok(Box::new(KernelEnv::new(CpuKernel::new(
+            spec, settings, 1, 1,
+        )?)?)),
+        Engine::Kernel => Ok(Box::new(KernelEnv::new(kernel::KernelCpu::new(
+            spec,
+            kernel_model(settings)?,
+            1,
+            1,
+        )?)?)),
+    }
 }
 
 fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn Agent + Send>> {

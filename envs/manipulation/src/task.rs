@@ -81,13 +81,19 @@ fn cube_xy(rng: &mut EnvRng) -> Vec3 {
     Vec3::new(uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1), CUBE_HALF)
 }
 
+/// The start of an episode, whichever physics plays it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Start {
+    /// Joint positions: 7 arm joints, 2 finger openings.
+    pub q: [f32; 9],
+    /// Each cube's centre and yaw (those past the task's count unused).
+    pub cubes: [(Vec3, f32); 2],
+    /// The goal, world frame, m.
+    pub goal: Vec3,
+}
+
 /// Draws the start of an episode: arm near its rest pose, cubes and goal placed at random.
-pub fn draw(
-    s: &Settings,
-    scene: &Scene,
-    controller: &ArmController,
-    rng: &mut EnvRng,
-) -> (Physics, TaskState) {
+pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
     let mut q = [0.0; 9];
     for (qk, rest) in q.iter_mut().zip(READY) {
         *qk = rest + uniform(rng, -s.joint_noise, s.joint_noise);
@@ -135,6 +141,17 @@ pub fn draw(
             )
         }
     };
+    Start { q, cubes, goal }
+}
+
+/// Draws the start of an episode as a rapier world.
+pub fn draw(
+    s: &Settings,
+    scene: &Scene,
+    controller: &ArmController,
+    rng: &mut EnvRng,
+) -> (Physics, TaskState) {
+    let Start { q, cubes, goal } = draw_start(s, rng);
     let physics = scene.start(&q, &cubes[..s.task.cubes()]);
     let tcp = physics.tcp(scene.parts());
     let task = TaskState {
@@ -145,15 +162,45 @@ pub fn draw(
     (physics, task)
 }
 
+/// What the tasks read of a physics, whichever computes it (rapier or the kernel).
+pub trait Measure {
+    /// Joint positions and velocities: 7 arm joints (rad, rad/s), 2 finger openings (m, m/s).
+    fn joints(&self) -> ([f32; 9], [f32; 9]);
+    /// The tool centre point and the hand's orientation.
+    fn tcp(&self) -> (Vec3, Quat);
+    /// Pose and velocity of cube `i`.
+    fn cube(&self, i: usize) -> BodyState;
+    /// Whether both fingers touch cube `i`.
+    fn grasped(&self, i: usize) -> bool;
+}
+
+/// A rapier world and the handles of its scene, measured.
+pub struct Rapier<'a>(pub &'a Physics, pub &'a Parts);
+
+impl Measure for Rapier<'_> {
+    fn joints(&self) -> ([f32; 9], [f32; 9]) {
+        self.0.joints(self.1)
+    }
+    fn tcp(&self) -> (Vec3, Quat) {
+        self.0.tcp(self.1)
+    }
+    fn cube(&self, i: usize) -> BodyState {
+        self.0.cube(self.1, i)
+    }
+    fn grasped(&self, i: usize) -> bool {
+        self.0.grasped(self.1, i)
+    }
+}
+
 fn closeness(distance: f32) -> f32 {
     1.0 - (5.0 * distance).tanh()
 }
 
 /// Dense progress in [0, 1] (1 = the success condition holds) and whether it holds now.
-fn progress(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState) -> (f32, bool, f32) {
-    let (tcp, _) = p.tcp(parts);
+pub(crate) fn progress(s: &Settings, p: &impl Measure, t: &TaskState) -> (f32, bool, f32) {
+    let (tcp, _) = p.tcp();
     let goal = Vec3::from(t.goal);
-    let (_, qd) = p.joints(parts);
+    let (_, qd) = p.joints();
     let still = qd[..7].iter().all(|v| v.abs() < STILL);
     match s.task {
         TaskKind::Reach => {
@@ -161,7 +208,7 @@ fn progress(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState) -> (f32, bo
             (closeness(d), d < REACH_RADIUS, d)
         }
         TaskKind::PushCube => {
-            let cube = p.cube(parts, 0).position;
+            let cube = p.cube(0).position;
             let dir = (goal - cube).with_z(0.0).normalize_or_zero();
             let behind = (cube - dir * (CUBE_HALF + 0.02)).with_z(CUBE_HALF);
             let d = (cube - goal).with_z(0.0).length();
@@ -171,8 +218,8 @@ fn progress(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState) -> (f32, bo
             (if done { 1.0 } else { score }, done, d)
         }
         TaskKind::PickCube => {
-            let cube = p.cube(parts, 0).position;
-            let grasped = f32::from(u8::from(p.grasped(parts, 0)));
+            let cube = p.cube(0).position;
+            let grasped = f32::from(u8::from(p.grasped(0)));
             let d = (cube - goal).length();
             let score =
                 (closeness((tcp - cube).length()) + grasped + 2.0 * grasped * closeness(d)) / 4.0;
@@ -180,9 +227,9 @@ fn progress(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState) -> (f32, bo
             (if done { 1.0 } else { score }, done, d)
         }
         TaskKind::StackCube => {
-            let a = p.cube(parts, 0);
-            let b = p.cube(parts, 1);
-            let grasped = p.grasped(parts, 0);
+            let a = p.cube(0);
+            let b = p.cube(1);
+            let grasped = p.grasped(0);
             let on_top = on_top(&a, &b);
             let d = (a.position - (b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF))).length();
             let holds = f32::from(u8::from(grasped || on_top));
@@ -213,17 +260,18 @@ fn hold_steps(s: &Settings) -> u32 {
     }
 }
 
+/// Whether a point has left the [`WORKSPACE`] box.
+pub(crate) fn outside(position: Vec3) -> bool {
+    let (low, high) = (Vec3::from(WORKSPACE.0), Vec3::from(WORKSPACE.1));
+    position.cmplt(low).any() || position.cmpgt(high).any()
+}
+
 fn blow_up(world: &World, parts: &Parts) -> BlowUp {
     let p = world.physics();
     if world.blew_up() || !p.is_finite() {
         return BlowUp::NonFinite;
     }
-    let (low, high) = (Vec3::from(WORKSPACE.0), Vec3::from(WORKSPACE.1));
-    let outside = (0..parts.cube_count()).any(|i| {
-        let c = p.cube(parts, i).position;
-        c.cmplt(low).any() || c.cmpgt(high).any()
-    });
-    if outside {
+    if (0..parts.cube_count()).any(|i| outside(p.cube(parts, i).position)) {
         BlowUp::LeftWorkspace
     } else {
         BlowUp::None
@@ -251,7 +299,17 @@ pub fn control_step(
             break;
         }
     }
-    let (score, holds, distance) = progress(s, world.physics(), parts, task);
+    outcome(s, &Rapier(world.physics(), parts), task, failure)
+}
+
+/// Reward and success after a control step's physics (`failure`: what cut it short, if anything).
+pub(crate) fn outcome(
+    s: &Settings,
+    p: &impl Measure,
+    task: &mut TaskState,
+    failure: BlowUp,
+) -> StepResult {
+    let (score, holds, distance) = progress(s, p, task);
     if failure != BlowUp::None {
         return StepResult {
             reward: -1.0,
@@ -272,24 +330,23 @@ pub fn control_step(
 
 /// The task's distance in state `t` (reach: TCP to goal; push: cube to goal in
 /// the plane; pick: cube to goal; stack: A to its place on B), m.
-pub fn distance(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState) -> f32 {
-    progress(s, p, parts, t).2
+pub fn distance(s: &Settings, p: &impl Measure, t: &TaskState) -> f32 {
+    progress(s, p, t).2
 }
 
 /// Writes the per-step `info` entries: after a step from its result, at reset (`out` = `None`) from the state.
 pub fn write_info(
     info: &mut Info,
     s: &Settings,
-    p: &Physics,
-    parts: &Parts,
+    p: &impl Measure,
     t: &TaskState,
     out: Option<&StepResult>,
 ) {
     info.clear();
-    let distance = out.map_or_else(|| distance(s, p, parts, t), |o| o.distance);
+    let distance = out.map_or_else(|| distance(s, p, t), |o| o.distance);
     info.set("distance", f64::from(distance));
     if s.task != TaskKind::Reach {
-        info.set("grasped", f64::from(u8::from(p.grasped(parts, 0))));
+        info.set("grasped", f64::from(u8::from(p.grasped(0))));
     }
     if let Some(out) = out {
         info.set("success", f64::from(u8::from(out.success)));
@@ -332,9 +389,9 @@ fn put_body(obs: &mut [f32], at: &mut usize, b: &BodyState) {
 }
 
 /// Writes the observation; non-finite values (only after a blow-up) are written as 0.
-pub fn observe(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, obs: &mut [f32]) {
-    let (q, qd) = p.joints(parts);
-    let (tcp, hand) = p.tcp(parts);
+pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
+    let (q, qd) = p.joints();
+    let (tcp, hand) = p.tcp();
     let goal = Vec3::from(t.goal);
     let mut at = 0;
     put(obs, &mut at, q);
@@ -350,18 +407,18 @@ pub fn observe(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, obs: &mu
             }
         }
         TaskKind::PushCube | TaskKind::PickCube => {
-            let cube = p.cube(parts, 0);
+            let cube = p.cube(0);
             put_body(obs, &mut at, &cube);
             if s.goal_in_state {
                 put(obs, &mut at, goal.to_array());
                 put(obs, &mut at, (goal - cube.position).to_array());
             }
             put(obs, &mut at, (cube.position - tcp).to_array());
-            put(obs, &mut at, [f32::from(u8::from(p.grasped(parts, 0)))]);
+            put(obs, &mut at, [f32::from(u8::from(p.grasped(0)))]);
         }
         TaskKind::StackCube => {
-            let a = p.cube(parts, 0);
-            let b = p.cube(parts, 1);
+            let a = p.cube(0);
+            let b = p.cube(1);
             put_body(obs, &mut at, &a);
             put_body(obs, &mut at, &b);
             put(obs, &mut at, (a.position - tcp).to_array());
@@ -370,7 +427,7 @@ pub fn observe(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, obs: &mu
                 &mut at,
                 (b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF) - a.position).to_array(),
             );
-            put(obs, &mut at, [f32::from(u8::from(p.grasped(parts, 0)))]);
+            put(obs, &mut at, [f32::from(u8::from(p.grasped(0)))]);
         }
     }
     debug_assert_eq!(at, obs_dim(s));

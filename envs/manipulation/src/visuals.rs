@@ -3,6 +3,8 @@
 //! cylinders, the fingers, the table, the cubes), plus the goal marker.
 
 use crate::config::{Settings, TaskKind};
+use crate::kernel::{Arm, Sim};
+use crate::scene::{BASE, CUBE_HALF, TABLE_HALF};
 use crate::scene::Parts;
 use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
 use crate::world::Physics;
@@ -94,6 +96,50 @@ pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, sce
             colour,
         ));
     }
+    dress(s, t, p.tcp(parts).0, scene);
+}
+
+/// Draws the kernel's arm (its URDF shapes), the table and the cubes of `sim`, and the goal.
+pub fn kernel(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scene) {
+    let k = arm.kinematics(&sim.q);
+    for (body, centre, rotation, shape) in &arm.visuals {
+        let (r, o) = match body {
+            Some(b) => (k.rotation[*b], k.origin[*b]),
+            None => (Quat::IDENTITY, Vec3::from(BASE)),
+        };
+        let colour = match shape {
+            Shape::Cuboid { .. } if body.is_some_and(|b| b >= 7) => FINGER,
+            _ => ARM,
+        };
+        scene
+            .bodies
+            .push(Visual::new(*shape, pose(o + r * *centre, r * *rotation), colour));
+    }
+    scene.bodies.push(Visual::new(
+        Shape::Cuboid {
+            half_extents: TABLE_HALF,
+        },
+        pose(Vec3::new(0.0, 0.0, -TABLE_HALF[2]), Quat::IDENTITY),
+        TABLE,
+    ));
+    for i in 0..s.task.cubes() {
+        let c = &sim.cubes[i];
+        scene.bodies.push(Visual::new(
+            Shape::Cuboid {
+                half_extents: [CUBE_HALF; 3],
+            },
+            pose(
+                Vec3::new(c[0], c[1], c[2]),
+                Quat::from_xyzw(c[3], c[4], c[5], c[6]),
+            ),
+            CUBES[i % CUBES.len()],
+        ));
+    }
+    dress(s, t, arm.tcp(&k).0, scene);
+}
+
+/// The goal marker, the step length, the framing and the cameras (the TCP's travel with it).
+fn dress(s: &Settings, t: &TaskState, tcp: Vec3, scene: &mut Scene) {
     let goal = Vec3::from(t.goal);
     let marker = match s.task {
         TaskKind::Reach => Some(Shape::Sphere {
@@ -125,7 +171,6 @@ pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, sce
         half_extent: 0.9,
     };
     scene.cameras.extend(WORKSPACE_CAMERAS);
-    let tcp = p.tcp(parts).0;
     scene
         .cameras
         .extend(HAND_CAMERAS.map(|(name, offset)| SceneCamera {

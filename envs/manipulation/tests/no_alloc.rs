@@ -5,7 +5,7 @@
 
 use glam::Vec3;
 use proprio_core::Info;
-use proprio_manipulation::task::{self, TaskState};
+use proprio_manipulation::task::{self, Rapier, TaskState};
 use proprio_manipulation::{
     ArmController, ControlMode, ManipConfig, READY, Scene, Settings, TaskKind,
 };
@@ -79,12 +79,11 @@ fn the_work_around_the_physics_step_allocates_nothing() {
                 &action,
             );
             let mid = ALLOCATIONS.load(Ordering::Relaxed);
-            task::observe(&settings, world.physics(), parts, &state, &mut obs);
+            task::observe(&settings, &Rapier(world.physics(), parts), &state, &mut obs);
             task::write_info(
                 &mut info,
                 &settings,
-                world.physics(),
-                parts,
+                &Rapier(world.physics(), parts),
                 &state,
                 Some(&out),
             );
