@@ -1,13 +1,13 @@
 //! The scripted reference policies solve every task in ≥ 95% of 100 seeded
-//! episodes: the physics allows reaching, pushing, a grasp that does not slip
+//! episodes, on both physics: the physics allows reaching, pushing, a grasp that does not slip
 //! and a stack that stays for a second.
 
 use proprio_core::ActMode;
-use proprio_core::serde_json::Value;
+use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Registry, VecOptions};
 
 /// Success rate of the scripted policy over the first episode of 100 envs seeded from `seed`.
-fn success_rate(id: &str, seed: u64) -> f64 {
+fn success_rate(id: &str, config: &Value, seed: u64) -> f64 {
     let mut registry = Registry::new();
     proprio_manipulation::register(&mut registry);
     let options = VecOptions {
@@ -16,7 +16,7 @@ fn success_rate(id: &str, seed: u64) -> f64 {
         ..VecOptions::default()
     };
     let n = 100;
-    let mut venv = registry.make_vec(id, n, &Value::Null, options).unwrap();
+    let mut venv = registry.make_vec(id, n, config, options).unwrap();
     let mut policy = registry.scripted(id, venv.spec()).unwrap();
     let dim = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; n * dim];
@@ -51,7 +51,9 @@ fn scripted_policies_solve_every_task() {
         "manipulation/pick-cube-v0",
         "manipulation/stack-cube-v0",
     ] {
-        let rate = success_rate(id, 2026);
-        assert!(rate >= 0.95, "{id}: scripted success {rate}");
+        for physics in ["rapier", "kernel"] {
+            let rate = success_rate(id, &json!({ "physics": physics }), 2026);
+            assert!(rate >= 0.95, "{id} on {physics}: scripted success {rate}");
+        }
     }
 }

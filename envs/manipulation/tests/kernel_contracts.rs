@@ -1,0 +1,183 @@
+//! The foundation's contracts hold for the kernel physics: determinism across
+//! batch sizes and threads, bit-identical snapshots through JSON, clear
+//! refusals of bad states, blow-up truncation, every controller.
+
+use proprio_core::serde_json::{Value, json};
+use proprio_core::{AutoresetMode, Registry, VecEnv, VecOptions};
+use proprio_manipulation::kernel::Sim;
+
+const TASKS: [&str; 4] = [
+    "manipulation/reach-v0",
+    "manipulation/push-cube-v0",
+    "manipulation/pick-cube-v0",
+    "manipulation/stack-cube-v0",
+];
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    proprio_manipulation::register(&mut r);
+    r
+}
+
+fn kernel() -> Value {
+    json!({"physics": "kernel"})
+}
+
+fn venv(id: &str, n: usize, threads: usize) -> Box<dyn VecEnv> {
+    let options = VecOptions {
+        autoreset: AutoresetMode::NextStep,
+        threads: Some(threads),
+        ..VecOptions::default()
+    };
+    registry().make_vec(id, n, &kernel(), options).unwrap()
+}
+
+/// Observations, rewards and flags of the first `keep` envs over `steps` steps of seeded random actions.
+fn trace(id: &str, n: usize, threads: usize, keep: usize, steps: u64) -> Vec<Vec<f32>> {
+    let mut v = venv(id, n, threads);
+    v.reset(Some(3), None).unwrap();
+    let space = v.spec().action_space.clone();
+    let dim = space.flat_dim();
+    let mut actions = vec![0.0; n * dim];
+    (0..steps)
+        .map(|t| {
+            for (i, row) in actions.chunks_exact_mut(dim).enumerate() {
+                space.sample(&mut proprio_core::episode_rng(5, i as u64, t), row);
+            }
+            v.step(&actions).unwrap();
+            let b = v.batch();
+            let mut row = b.obs[..keep * b.obs_dim].to_vec();
+            row.extend(&b.reward[..keep]);
+            row.extend(b.terminated[..keep].iter().chain(&b.truncated[..keep]).map(|&f| f32::from(u8::from(f))));
+            row
+        })
+        .collect()
+}
+
+#[test]
+fn trajectories_do_not_depend_on_batch_size_or_threads() {
+    for id in TASKS {
+        let reference = trace(id, 1, 1, 1, 110);
+        for (n, threads) in [(5, 2), (130, 2)] {
+            assert!(trace(id, n, threads, 1, 110) == reference, "{id}: env 0 differs with {n} envs on {threads} threads");
+        }
+        assert!(trace(id, 70, 1, 70, 30) == trace(id, 70, 2, 70, 30), "{id}: 70 envs differ between 1 and 2 threads");
+    }
+}
+
+fn rollout(env: &mut dyn proprio_core::Env, steps: u64) -> Vec<(Vec<f32>, f64, bool, bool)> {
+    let space = env.spec().action_space.clone();
+    let mut a = vec![0.0; space.flat_dim()];
+    (0..steps)
+        .map(|t| {
+            space.sample(&mut proprio_core::episode_rng(9, 0, t), &mut a);
+            let s = env.step(&a).unwrap();
+            (s.obs, s.reward, s.terminated, s.truncated)
+        })
+        .collect()
+}
+
+fn through_json(state: &proprio_core::State) -> proprio_core::State {
+    proprio_core::serde_json::from_str(&proprio_core::serde_json::to_string(state).unwrap()).unwrap()
+}
+
+#[test]
+fn a_snapshot_continues_bit_for_bit_through_json() {
+    let r = registry();
+    for id in TASKS {
+        let mut env = r.make(id, &kernel()).unwrap();
+        env.reset(Some(2), None).unwrap();
+        rollout(env.as_mut(), 17);
+        let state = through_json(&env.snapshot().unwrap());
+        let expected = rollout(env.as_mut(), 30);
+        let mut other = r.make(id, &kernel()).unwrap();
+        other.reset(Some(99), None).unwrap();
+        rollout(other.as_mut(), 5);
+        let mut obs = vec![0.0; other.spec().observation_space.flat_dim()];
+        other.restore(&state, &mut obs).unwrap();
+        assert!(rollout(other.as_mut(), 30) == expected, "{id}");
+    }
+}
+
+/// The snapshot of a fresh pick-cube env, its kernel state and an observation buffer.
+fn pick_state() -> (Box<dyn proprio_core::Env>, proprio_core::State, Sim) {
+    let mut env = registry().make("manipulation/pick-cube-v0", &kernel()).unwrap();
+    env.reset(Some(1), None).unwrap();
+    let snapshot = env.snapshot().unwrap();
+    let sim: Sim = proprio_core::serde_json::from_value(snapshot.state.clone()).unwrap();
+    (env, snapshot, sim)
+}
+
+#[test]
+fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
+    let (mut env, mut snapshot, mut sim) = pick_state();
+    sim.cubes[0][9] = 200.0;
+    snapshot.state = proprio_core::serde_json::to_value(sim).unwrap();
+    let mut obs = vec![0.0; 49];
+    env.restore(&snapshot, &mut obs).unwrap();
+    let step = env.step(&[0.0; 7]).unwrap();
+    assert!(step.truncated && !step.terminated);
+    assert_eq!(step.info.get("blow_up"), Some(2.0), "left the workspace");
+    assert!(step.obs.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn bad_states_are_refused_with_one_line_reasons() {
+    let (mut env, snapshot, sim) = pick_state();
+    let mut obs = vec![0.0; 49];
+    let mut bad = sim;
+    bad.cubes[0][3] = 2.0;
+    let mut broken = snapshot.clone();
+    broken.state = proprio_core::serde_json::to_value(bad).unwrap();
+    let err = env.restore(&broken, &mut obs).expect_err("refused").to_string();
+    assert!(err.contains("unit quaternion") && !err.contains('\n'), "{err}");
+    let mut short = snapshot.state.clone();
+    short["contact_impulse"] = json!([[0.0, 0.0, 0.0]]);
+    broken.state = short;
+    let err = env.restore(&broken, &mut obs).expect_err("refused").to_string();
+    assert!(err.contains("contact_impulse"), "{err}");
+    let mut nan = snapshot.state.clone();
+    nan["q"][2] = json!(null);
+    broken.state = nan;
+    assert!(env.restore(&broken, &mut obs).is_err(), "a missing joint angle is refused");
+}
+
+#[test]
+fn every_controller_drives_the_arm_and_the_gripper() {
+    let r = registry();
+    for (control, dim) in [("pd_joint_pos", 8), ("pd_joint_delta_pos", 8), ("pd_ee_delta_pos", 4), ("pd_ee_delta_pose", 7)] {
+        let config = json!({ "physics": "kernel", "control": control });
+        let mut env = r.make("manipulation/reach-v0", &config).unwrap();
+        assert_eq!(env.spec().action_space.flat_dim(), dim);
+        let (start, _) = env.reset(Some(0), None).unwrap();
+        let mut action = vec![0.3; dim];
+        action[dim - 1] = -1.0;
+        let mut last = start.clone();
+        for _ in 0..10 {
+            last = env.step(&action).unwrap().obs.to_vec();
+        }
+        let moved = glam::Vec3::from_slice(&last[18..21]) - glam::Vec3::from_slice(&start[18..21]);
+        assert!(moved.length() > 0.02, "{control}: TCP moved {moved}");
+        assert!(last[25] < 0.01, "{control}: gripper closed to {}", last[25]);
+    }
+}
+
+#[test]
+fn both_physics_start_episodes_alike_and_draw_the_same_parts() {
+    let r = registry();
+    for id in TASKS {
+        let mut rapier = r.make_vec(id, 3, &Value::Null, VecOptions::default()).unwrap();
+        let mut ours = r.make_vec(id, 3, &kernel(), VecOptions::default()).unwrap();
+        rapier.reset(Some(8), None).unwrap();
+        ours.reset(Some(8), None).unwrap();
+        let (a, b) = (rapier.batch(), ours.batch());
+        for (i, (x, y)) in a.obs.iter().zip(&b.obs).enumerate() {
+            assert!((x - y).abs() < 2e-3, "{id}: observation {i} (field {}) {x} vs {y}", i % a.obs_dim);
+        }
+        let (mut s1, mut s2) = (proprio_core::Scene::default(), proprio_core::Scene::default());
+        rapier.scene(0, &mut s1).unwrap();
+        ours.scene(0, &mut s2).unwrap();
+        assert_eq!(s1.bodies.len(), s2.bodies.len(), "{id}: one visual per collider");
+        assert_eq!(s1.cameras.len(), s2.cameras.len());
+    }
+}
