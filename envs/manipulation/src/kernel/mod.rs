@@ -7,10 +7,12 @@
 
 mod arm;
 mod collide;
+mod control;
 mod physics;
 mod state;
 
 pub use arm::{Arm, BodyBox, BodySphere, DOF, Kinematics};
+pub use control::{IK_DAMPING, IK_ITERATIONS, from_rotation_vector, ik_step, rotation_vector};
 pub use collide::{MARGIN, Obb, Point, box_box, box_plane, sphere_box, sphere_plane};
 pub use physics::{
     BAUMGARTE, GRAVITY, ITERATIONS, MAX_CONTACTS, SLOP, cube_box, cube_mass, robot_box,
@@ -18,7 +20,7 @@ pub use physics::{
 pub use state::{CUBE_FIELDS, CUBES, SLOTS, Sim};
 
 use crate::config::Settings;
-use crate::controller::{ArmController, ControlState};
+use crate::controller::ControlState;
 use crate::task::{self, BlowUp, Measure, Start, TaskState};
 use crate::world::{BodyState, TOUCH};
 use glam::{Quat, Vec3};
@@ -36,7 +38,6 @@ pub const SOLVER_STEPS: u32 = 1;
 pub struct KernelModel {
     settings: Settings,
     arm: Arm,
-    controller: ArmController,
 }
 
 /// A kernel state with its kinematics, as the tasks read it.
@@ -102,7 +103,6 @@ impl KernelModel {
         Ok(Self {
             settings,
             arm: Arm::panda()?,
-            controller: ArmController::panda().map_err(|e| e.to_string())?,
         })
     }
 
@@ -126,10 +126,9 @@ impl KernelModel {
             sim.cubes[i][..7].copy_from_slice(&[centre.x, centre.y, centre.z, r.x, r.y, r.z, r.w]);
         }
         sim.goal = start.goal.to_array();
-        let k = self.arm.kinematics(&sim.q);
-        let control = self.controller.start(&start.q, self.arm.tcp(&k));
-        sim.ee_position = control.ee_position;
-        sim.ee_rotation = control.ee_rotation;
+        let (tcp, hand) = self.arm.tcp(&self.arm.kinematics(&sim.q));
+        sim.ee_position = tcp.to_array();
+        sim.ee_rotation = hand.to_array();
         sim
     }
 
@@ -163,12 +162,7 @@ impl KernelModel {
     /// One control step: controller, physics, reward and success.
     pub fn control_step(&self, sim: &mut Sim, action: &[f32]) -> task::StepResult {
         let s = &self.settings;
-        let mut t = task_state(sim);
-        let k = self.arm.kinematics(&sim.q);
-        let (tcp, _) = self.arm.tcp(&k);
-        sim.targets = self.controller.apply(s.control, action, &sim.q, tcp, &mut t.control);
-        sim.ee_position = t.control.ee_position;
-        sim.ee_rotation = t.control.ee_rotation;
+        control::apply(&self.arm, s.control, action, sim);
         let h = s.dt / SOLVER_STEPS as f32;
         let mut failure = BlowUp::None;
         for _ in 0..s.substeps {
@@ -180,6 +174,7 @@ impl KernelModel {
                 break;
             }
         }
+        let mut t = task_state(sim);
         let out = task::outcome(s, &Measured::new(&self.arm, sim), &mut t, failure);
         sim.held = t.held as f32;
         if failure == BlowUp::NonFinite {
