@@ -33,6 +33,9 @@ pub struct EvalArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Where the physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend (default: the run's, or cpu).
+    #[arg(long)]
+    pub(crate) backend: Option<proprio::Backend>,
 }
 
 #[derive(Args)]
@@ -60,6 +63,9 @@ pub fn eval(args: &EvalArgs) -> CliResult {
     };
     let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
     let mut policy = Policy::load(checkpoint).map_err(fail)?;
+    if let Some(backend) = args.backend {
+        policy.set_backend(backend);
+    }
     let evaluation = policy
         .evaluate(args.episodes, args.seed, !args.stochastic)
         .map_err(fail)?;

@@ -4,7 +4,7 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
-use proprio::{Agent, RandomAgent};
+use proprio::{Agent, RandomAgent, VecOptions};
 use proprio_learn::Policy;
 use proprio_learn::recording::{RecordOptions, record, record_policy};
 use std::path::PathBuf;
@@ -47,6 +47,9 @@ pub struct RecordArgs {
     /// Seed of the episodes.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Where the physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend (default: the run's, or cpu).
+    #[arg(long)]
+    backend: Option<proprio::Backend>,
     /// GIF to write.
     #[arg(long)]
     out: PathBuf,
@@ -87,12 +90,19 @@ pub fn run(args: &RecordArgs) -> CliResult {
     let frames = match &args.checkpoint {
         Some(run) => {
             let mut policy = Policy::load(run).map_err(fail)?;
+            if let Some(backend) = args.backend {
+                policy.set_backend(backend);
+            }
             record_policy(&mut policy, &options, &args.out).map_err(fail)?
         }
         None => {
             let id = args.env.clone().unwrap_or_default();
             let config = input::config(args.config.as_deref())?;
-            let mut venv = proprio::make_vec(&id, n, &config, RecordOptions::vec_options())?;
+            let vec_options = VecOptions {
+                backend: args.backend.unwrap_or_default(),
+                ..RecordOptions::vec_options()
+            };
+            let mut venv = proprio::make_vec(&id, n, &config, vec_options)?;
             let space = venv.spec().action_space.clone();
             let mut agent: Box<dyn Agent + Send> = if args.random {
                 Box::new(RandomAgent::new(space, args.seed))

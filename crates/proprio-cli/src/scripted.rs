@@ -17,6 +17,7 @@ pub fn eval(args: &EvalArgs) -> CliResult {
     let config = input::config(args.config.as_deref())?;
     let options = VecOptions {
         autoreset: AutoresetMode::Disabled,
+        backend: args.backend.unwrap_or_default(),
         ..VecOptions::default()
     };
     let n = args.episodes;

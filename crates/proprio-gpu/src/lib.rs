@@ -35,8 +35,11 @@ pub fn shader<M: GpuModel>(
 ) -> String {
     use std::fmt::Write;
     let mut h = String::new();
+    let len = chunked::state_len::<M>();
     let shared = [
-        ("LEN", chunked::state_len::<M>()),
+        ("LEN", len),
+        ("HOT", M::HOT.min(len)),
+        ("SCRATCH", M::SCRATCH),
         ("CHUNK", CHUNK),
         ("OUT_LEN", out_len::<M>()),
         ("INFO", M::INFO),
@@ -58,6 +61,11 @@ pub trait GpuModel: ChunkedModel {
     const INFO: usize;
     /// The family's name, for labels and errors.
     const NAME: &'static str;
+    /// Leading state fields the shader keeps in private memory (`s`); the
+    /// rest it reads and writes in the state buffer (`cold`, `set_cold`).
+    const HOT: usize = usize::MAX;
+    /// Floats of per-env workspace the shader declares at binding 6 (none by default).
+    const SCRATCH: usize = 0;
     /// The whole WGSL source, entry point `main`, workgroup size [`CHUNK`].
     fn shader(&self) -> String;
     /// The bytes of the parameter block at binding 0.
@@ -173,6 +181,11 @@ impl<M: GpuModel> ChunkedGpuKernel<M> {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let scratch = storage(
+            "scratch",
+            floats(num_envs.div_ceil(CHUNK) * CHUNK * M::SCRATCH),
+            wgpu::BufferUsages::empty(),
+        );
         let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
             contents: &model.params(num_envs, obs_dim),
@@ -181,7 +194,8 @@ impl<M: GpuModel> ChunkedGpuKernel<M> {
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(M::NAME),
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &[&params, &state, &staged, &actions, &commands, &outputs]
+            entries: &[&params, &state, &staged, &actions, &commands, &outputs, &scratch]
+                [..if M::SCRATCH > 0 { 7 } else { 6 }]
                 .iter()
                 .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry {

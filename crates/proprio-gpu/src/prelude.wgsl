@@ -1,7 +1,8 @@
 // What every chunked-state shader shares (prepended by proprio-gpu after the
 // constants LEN, CHUNK, OUT_LEN and INFO, and before the family's code): the
 // bindings, the command flags, the env's state as a private array, its loads
-// and stores, and the entry point. The family defines `Params` (starting
+// and stores, and the entry point. A family with SCRATCH > 0 declares its
+// per-env workspace at binding 6 (SCRATCH floats per env, chunked). The family defines `Params` (starting
 // with `num_envs` and `obs_dim` among its fields), and
 //   fn control_step(i: u32) -> StepResult   one control step of env i (state in `s`)
 //   fn observe(base: u32)                    the observation at outputs[base..]
@@ -24,26 +25,42 @@ const RESET: u32 = 2u;
 const LAST: u32 = 4u;
 const SAME_STEP: u32 = 8u;
 
-var<private> s: array<f32, LEN>;
+// The first HOT fields of the env's state, copied in and out; the rest stay
+// in the state buffer (`cold`, `set_cold`): big, rarely touched blocks would
+// make every private access an if-ladder on lavapipe.
+var<private> s: array<f32, HOT>;
+// The env this invocation steps.
+var<private> env_id: u32;
 
 fn sidx(env: u32, f: u32) -> u32 {
     return (env / CHUNK) * CHUNK * LEN + f * CHUNK + env % CHUNK;
 }
 
+fn cold(f: u32) -> f32 {
+    return state[sidx(env_id, f)];
+}
+
+fn set_cold(f: u32, v: f32) {
+    state[sidx(env_id, f)] = v;
+}
+
 fn load(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
+    for (var f = 0u; f < HOT; f++) {
         s[f] = state[sidx(env, f)];
     }
 }
 
 fn load_staged(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
+    for (var f = 0u; f < HOT; f++) {
         s[f] = staged[env * LEN + f];
+    }
+    for (var f = HOT; f < LEN; f++) {
+        state[sidx(env, f)] = staged[env * LEN + f];
     }
 }
 
 fn store(env: u32) {
-    for (var f = 0u; f < LEN; f++) {
+    for (var f = 0u; f < HOT; f++) {
         state[sidx(env, f)] = s[f];
     }
 }
@@ -54,6 +71,8 @@ struct StepResult {
     terminated: bool,
     success: bool,
     crash: u32,
+    // The model cut the episode short (a physics failure); time limits come from the commands.
+    truncated: bool,
 }
 
 // One invocation per env: a reset to the staged start, or a step with its
@@ -68,6 +87,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (cmd == 0u) {
         return;
     }
+    env_id = i;
     let d = P.obs_dim;
     let out = i * OUT_LEN;
     let now = out + 4u;
@@ -80,7 +100,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     } else {
         load(i);
         let res = control_step(i);
-        let truncated = (cmd & LAST) != 0u;
+        let truncated = res.truncated || (cmd & LAST) != 0u;
         outputs[out] = res.reward;
         outputs[out + 1u] = select(0.0, 1.0, res.terminated);
         outputs[out + 2u] = select(0.0, 1.0, truncated);

@@ -60,6 +60,11 @@ impl Policy {
         &self.info.env
     }
 
+    /// Evaluates and records on `backend` instead of the run's (the same physics on CPU threads or a GPU).
+    pub fn set_backend(&mut self, backend: proprio::Backend) {
+        self.info.env.backend = backend;
+    }
+
     /// What the run was.
     pub fn info(&self) -> &RunInfo {
         &self.info

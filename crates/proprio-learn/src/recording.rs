@@ -143,7 +143,10 @@ pub fn record_policy(policy: &mut Policy, options: &RecordOptions, out: &Path) -
         &env.id,
         options.num_envs(),
         &env.config,
-        RecordOptions::vec_options(),
+        VecOptions {
+            backend: env.backend,
+            ..RecordOptions::vec_options()
+        },
         &env.obs,
     )?;
     let space = venv.spec().action_space.clone();

@@ -88,7 +88,7 @@ fn parking_outcome(collided: bool) -> StepResult {
     if (crash == 0u) {
         reward = gained + select(0.0, PARKING_SUCCESS_REWARD, parked);
     }
-    return StepResult(reward, parked || crash != 0u, parked && crash == 0u, crash);
+    return StepResult(reward, parked || crash != 0u, parked && crash == 0u, crash, false);
 }
 
 fn control_step(i: u32) -> StepResult {
@@ -140,22 +140,22 @@ fn control_step(i: u32) -> StepResult {
         let gained = moved / (P.speed_limit * step_seconds);
         let done = s[F_PROGRESS] >= s[F_ROUTE];
         let lane_d = lane_centre(0.0, s[F_LANES]);
-        out = StepResult(gained * carl_factors(s[F_D] - lane_d), done, done, 0u);
+        out = StepResult(gained * carl_factors(s[F_D] - lane_d), done, done, 0u, false);
     } else if (P.task == RACING) {
         let done = s[F_PROGRESS] >= s[F_ROUTE];
-        out = StepResult(moved / (RACING_SPEED * step_seconds) - RACING_TIME_COST * step_seconds, done, done, 0u);
+        out = StepResult(moved / (RACING_SPEED * step_seconds) - RACING_TIME_COST * step_seconds, done, done, 0u, false);
     } else {
         let gained = moved / (P.speed_limit * step_seconds);
         let lanes = s[F_LANES];
         let lane_error = s[F_D] - lane_centre(lane_of(s[F_D], lanes), lanes);
         let at_limit = P.time_limit > 0u && s[F_STEPS] >= f32(P.time_limit);
         let success = at_limit && s[F_SPEED_SUM] / s[F_STEPS] >= SUCCESS_SPEED;
-        out = StepResult(gained * carl_factors(lane_error), false, success, 0u);
+        out = StepResult(gained * carl_factors(lane_error), false, success, 0u, false);
     }
     if (collided) {
-        out = StepResult(CRASH_REWARD, true, false, 2u);
+        out = StepResult(CRASH_REWARD, true, false, 2u, false);
     } else if (off_road) {
-        out = StepResult(CRASH_REWARD, true, false, 1u);
+        out = StepResult(CRASH_REWARD, true, false, 1u, false);
     }
     return out;
 }

@@ -262,7 +262,7 @@ fn control_step(env: u32) -> StepResult {
         reward = CRASH_REWARD;
     }
     let finishes = P.task != 0u && success;
-    return StepResult(reward, crash != 0u || finishes, success, crash);
+    return StepResult(reward, crash != 0u || finishes, success, crash, false);
 }
 
 fn observe(base: u32) {

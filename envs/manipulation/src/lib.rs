@@ -139,22 +139,30 @@ fn make_vec(
     options: VecOptions,
 ) -> Result<Box<dyn VecEnv>> {
     let (settings, spec) = settings(entry, task, config)?;
-    if options.backend == Backend::Gpu {
-        return Err(Error::Backend(format!(
-            "{} runs on the cpu backend only (GPU manipulation is not built yet)",
-            entry.id
-        )));
-    }
     let threads = options.worker_threads();
-    match settings.engine {
-        Engine::Rapier => {
+    match (settings.engine, options.backend) {
+        (Engine::Rapier, Backend::Cpu) => {
             let kernel = CpuKernel::new(spec, settings, n, threads)?;
             Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }
-        Engine::Kernel => {
+        (Engine::Rapier, Backend::Gpu) => Err(Error::Backend(format!(
+            "{} with physics \"rapier\" runs on the cpu backend only; the \"kernel\" physics also runs on the gpu",
+            entry.id
+        ))),
+        (Engine::Kernel, Backend::Cpu) => {
             let kernel = kernel::KernelCpu::new(spec, kernel_model(settings)?, n, threads)?;
             Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }
+        #[cfg(feature = "gpu")]
+        (Engine::Kernel, Backend::Gpu) => {
+            let kernel = kernel::KernelGpu::new(spec, kernel_model(settings)?, n)?;
+            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
+        }
+        #[cfg(not(feature = "gpu"))]
+        (Engine::Kernel, Backend::Gpu) => Err(Error::Backend(
+            "this build of proprio-manipulation has no GPU backend (enable its `gpu` feature)"
+                .into(),
+        )),
     }
 }
 

@@ -252,7 +252,7 @@ pub fn on_top(a: &BodyState, b: &BodyState) -> bool {
 }
 
 /// Control steps the success condition must hold: pick ¼ s, stack 1 s, others at once.
-fn hold_steps(s: &Settings) -> u32 {
+pub(crate) fn hold_steps(s: &Settings) -> u32 {
     match s.task {
         TaskKind::Reach | TaskKind::PushCube => 1,
         TaskKind::PickCube => s.control_hz.div_ceil(4),

@@ -8,6 +8,8 @@
 mod arm;
 mod collide;
 mod control;
+#[cfg(feature = "gpu")]
+mod gpu;
 mod physics;
 mod state;
 
@@ -18,11 +20,13 @@ pub use physics::{
     BAUMGARTE, GRAVITY, ITERATIONS, MAX_CONTACTS, SLOP, cube_box, cube_mass, robot_box,
 };
 pub use state::{CUBE_FIELDS, CUBES, SLOTS, Sim};
+#[cfg(feature = "gpu")]
+pub use gpu::KernelGpu;
 
 use crate::config::Settings;
 use crate::controller::ControlState;
 use crate::task::{self, BlowUp, Measure, Start, TaskState};
-use crate::world::{BodyState, TOUCH};
+use crate::world::BodyState;
 use glam::{Quat, Vec3};
 use proprio_core::{
     ChunkedKernel, ChunkedModel, EnvRng, Info, ResetOptions, Result, Scene, Stepped,
@@ -78,9 +82,7 @@ impl Measure for Measured<'_> {
     }
 
     fn grasped(&self, i: usize) -> bool {
-        [1, 2].iter().all(|&finger| {
-            physics::touches(self.arm, &self.kinematics, self.sim, finger, i, TOUCH)
-        })
+        self.sim.grasp[i] > 0.5
     }
 }
 
@@ -215,6 +217,9 @@ impl ChunkedModel for KernelModel {
             if (norm - 1.0).abs() > 1e-3 {
                 return Err(format!("cube {i}'s orientation is not a unit quaternion (length {norm})"));
             }
+        }
+        if sim.grasp.iter().any(|g| *g != 0.0 && *g != 1.0) {
+            return Err("grasp flags must be 0 or 1".into());
         }
         if sim.held < 0.0 || sim.held.fract() != 0.0 {
             return Err(format!("held must be a whole number of steps, got {}", sim.held));

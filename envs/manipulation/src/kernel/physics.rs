@@ -5,6 +5,7 @@
 use super::arm::{Arm, BOXES, DOF, Kinematics};
 use super::collide::{self, Obb, Point};
 use super::state::{CUBE_FIELDS, CUBES, Sim, slot};
+use crate::world::TOUCH;
 use crate::scene::{CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use arrayvec::ArrayVec;
 use glam::{Mat3, Quat, Vec3};
@@ -205,7 +206,10 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
         vel.w[i] = Vec3::new(c[10], c[11], c[12]);
     }
     let mut contacts = Contacts(ArrayVec::new());
-    detect(arm, &k, sim, cubes, h, &mut contacts);
+    let grasp = detect(arm, &k, sim, cubes, h, &mut contacts);
+    for (flag, held) in sim.grasp.iter_mut().zip(grasp) {
+        *flag = f32::from(u8::from(held));
+    }
     // Rows: Jacobians through the arm, effective masses, warm start.
     for row in contacts.0.iter_mut() {
         for (s, (side, r)) in row.sides.iter_mut().enumerate() {
@@ -362,40 +366,59 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
     }
 }
 
-/// Every contact point of the env now, in a fixed order.
-fn detect(arm: &Arm, k: &Kinematics, sim: &Sim, cubes: usize, h: f32, c: &mut Contacts) {
+/// Every contact point of the env now, in a fixed order (boxes on the table:
+/// the cubes, then the hand and fingers; box pairs: cube with cube, then each
+/// robot box with each cube; the link spheres), and which cubes both fingers
+/// touch (closer than [`TOUCH`]). One call site per shape test, as the WGSL
+/// twin needs to compile fast.
+fn detect(
+    arm: &Arm,
+    k: &Kinematics,
+    sim: &Sim,
+    cubes: usize,
+    h: f32,
+    c: &mut Contacts,
+) -> [bool; CUBES] {
     let table = Vec3::new(TABLE_HALF[0], TABLE_HALF[1], 0.0);
-    let mut boxes = [cube_box(sim, 0); CUBES];
-    for (i, b) in boxes.iter_mut().enumerate().take(cubes) {
-        *b = cube_box(sim, i);
-        for (corner, p) in collide::box_plane(b, table).iter().enumerate() {
+    let count = cubes + BOXES;
+    let mut boxes = [cube_box(sim, 0); CUBES + BOXES];
+    let mut sides = [Side::Fixed; CUBES + BOXES];
+    for n in 0..count {
+        (boxes[n], sides[n]) = if n < cubes {
+            (cube_box(sim, n), Side::Cube(n))
+        } else {
+            (robot_box(arm, k, n - cubes), Side::Link(arm.boxes[n - cubes].body))
+        };
+    }
+    for n in 0..count {
+        for (corner, p) in collide::box_plane(&boxes[n], table).iter().enumerate() {
             if let Some(p) = p {
-                c.push(Side::Cube(i), Side::Fixed, p, slot::cube_table(i, corner), h);
+                let slot = if n < cubes {
+                    slot::cube_table(n, corner)
+                } else {
+                    slot::box_table(n - cubes, corner)
+                };
+                c.push(sides[n], Side::Fixed, p, slot, h);
             }
         }
     }
-    for i in 0..cubes {
-        for j in i + 1..cubes {
-            for (n, p) in collide::box_box(&boxes[i], &boxes[j]).iter().enumerate() {
+    let mut touch = [[false; CUBES]; 2];
+    for a in 0..count {
+        for b in 0..cubes.min(a) {
+            let points = collide::box_box(&boxes[a], &boxes[b]);
+            for (n, p) in points.iter().enumerate() {
                 if let Some(p) = p {
-                    c.push(Side::Cube(i), Side::Cube(j), p, slot::cube_cube(i, j, n), h);
+                    let slot = if a < cubes {
+                        slot::cube_cube(b, a, n)
+                    } else {
+                        slot::box_cube(a - cubes, b, n)
+                    };
+                    c.push(sides[a], sides[b], p, slot, h);
+                    // Robot boxes 1 and 2 are the fingers.
+                    if a > cubes && p.depth > -TOUCH {
+                        touch[a - cubes - 1][b] = true;
+                    }
                 }
-            }
-        }
-    }
-    for r in 0..BOXES {
-        let body = arm.boxes[r].body;
-        let rb = robot_box(arm, k, r);
-        for (i, cube) in boxes.iter().enumerate().take(cubes) {
-            for (n, p) in collide::box_box(&rb, cube).iter().enumerate() {
-                if let Some(p) = p {
-                    c.push(Side::Link(body), Side::Cube(i), p, slot::box_cube(r, i, n), h);
-                }
-            }
-        }
-        for (corner, p) in collide::box_plane(&rb, table).iter().enumerate() {
-            if let Some(p) = p {
-                c.push(Side::Link(body), Side::Fixed, p, slot::box_table(r, corner), h);
             }
         }
     }
@@ -404,18 +427,11 @@ fn detect(arm: &Arm, k: &Kinematics, sim: &Sim, cubes: usize, h: f32, c: &mut Co
         if let Some(p) = collide::sphere_plane(centre, s.radius, table) {
             c.push(Side::Link(s.body), Side::Fixed, &p, NO_SLOT, h);
         }
-        for (i, cube) in boxes.iter().enumerate().take(cubes) {
-            if let Some(p) = collide::sphere_box(centre, s.radius, cube) {
-                c.push(Side::Link(s.body), Side::Cube(i), &p, NO_SLOT, h);
+        for cube in boxes.iter().take(cubes).enumerate() {
+            if let Some(p) = collide::sphere_box(centre, s.radius, cube.1) {
+                c.push(Side::Link(s.body), Side::Cube(cube.0), &p, NO_SLOT, h);
             }
         }
     }
-}
-
-/// Whether robot box `r` and cube `i` are closer than `gap` (the deepest point's depth beats −gap).
-pub fn touches(arm: &Arm, k: &Kinematics, sim: &Sim, r: usize, i: usize, gap: f32) -> bool {
-    collide::box_box(&robot_box(arm, k, r), &cube_box(sim, i))
-        .iter()
-        .flatten()
-        .any(|p| p.depth > -gap)
+    std::array::from_fn(|i| touch[0][i] && touch[1][i])
 }

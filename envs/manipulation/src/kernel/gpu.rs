@@ -1,0 +1,214 @@
+//! The GPU backend of the kernel physics: [`KernelModel`] as a WGSL compute
+//! shader (`dynamics.wgsl`, `contacts.wgsl`, then `task.wgsl`), its constants
+//! and the arm's description generated here from the Rust values so the two
+//! sides cannot drift apart, run by [`proprio_gpu::ChunkedGpuKernel`]: one
+//! dispatch per control step with the substeps and the autoreset inside.
+
+use super::arm::{Arm, BOXES, DOF, MAX_SPHERES};
+use super::collide::MARGIN;
+use super::physics::{BAUMGARTE, GRAVITY, ITERATIONS, MAX_CONTACTS, SLOP, cube_mass};
+use super::state::{CUBE_FIELDS, CUBES, SLOTS, Sim, slot};
+use super::{IK_DAMPING, IK_ITERATIONS, KernelModel, SOLVER_STEPS};
+use crate::config::{ControlMode, TaskKind};
+use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP};
+use crate::scene::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
+use crate::task::{self, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, WORKSPACE};
+use crate::world::TOUCH;
+use proprio_core::Info;
+use proprio_gpu::{ChunkedGpuKernel, GpuModel};
+use std::mem::offset_of;
+
+/// Steps N manipulation envs of the kernel physics on a GPU through wgpu.
+pub type KernelGpu = ChunkedGpuKernel<KernelModel>;
+
+/// Where each part of the arm's description starts in the parameter block's float array.
+
+/// The arm as floats (per-joint blocks, then the shapes), with the offset of each block.
+fn arm_floats(arm: &Arm) -> (Vec<f32>, Vec<(&'static str, usize)>) {
+    let mut v: Vec<f32> = Vec::new();
+    let mut offsets = Vec::new();
+    let mut block = |name: &'static str, v: &mut Vec<f32>, f: &dyn Fn(usize) -> Vec<f32>| {
+        offsets.push((name, v.len()));
+        for j in 0..DOF {
+            v.extend(f(j));
+        }
+    };
+    block("A_PARENT", &mut v, &|j| vec![arm.parent[j].map_or(-1.0, |p| p as f32)]);
+    block("A_ORIGIN_ROT", &mut v, &|j| arm.origin[j].0.to_array().to_vec());
+    block("A_ORIGIN_POS", &mut v, &|j| arm.origin[j].1.to_array().to_vec());
+    block("A_AXIS", &mut v, &|j| arm.axis[j].to_array().to_vec());
+    block("A_REVOLUTE", &mut v, &|j| vec![f32::from(u8::from(arm.revolute[j]))]);
+    block("A_MASS", &mut v, &|j| vec![arm.mass[j]]);
+    block("A_COM", &mut v, &|j| arm.com[j].to_array().to_vec());
+    block("A_INERTIA", &mut v, &|j| arm.inertia[j].to_cols_array().to_vec());
+    block("A_LOW", &mut v, &|j| vec![arm.limits[j].0]);
+    block("A_HIGH", &mut v, &|j| vec![arm.limits[j].1]);
+    block("A_EFFORT", &mut v, &|j| vec![arm.effort[j]]);
+    block("A_KP", &mut v, &|j| vec![arm.gains[j].0]);
+    block("A_KD", &mut v, &|j| vec![arm.gains[j].1]);
+    block("A_ANCESTOR", &mut v, &|b| (0..DOF).map(|j| f32::from(u8::from(arm.ancestor[b][j]))).collect());
+    offsets.push(("A_BOX", v.len()));
+    for b in &arm.boxes {
+        v.push(b.body as f32);
+        v.extend(b.centre.to_array());
+        v.extend(b.rotation.to_array());
+        v.extend(b.half.to_array());
+    }
+    offsets.push(("A_SPHERE", v.len()));
+    for s in &arm.spheres {
+        v.push(s.body as f32);
+        v.extend(s.centre.to_array());
+        v.push(s.radius);
+    }
+    offsets.push(("A_SPHERE_COUNT", v.len()));
+    v.push(arm.sphere_count as f32);
+    offsets.push(("A_HAND", v.len()));
+    v.push(arm.hand.0 as f32);
+    v.extend(arm.hand.1.to_array());
+    v.extend(arm.hand.2.to_array());
+    offsets.push(("A_LEN", v.len()));
+    (v, offsets)
+}
+
+/// The three shader files with their constants from the Rust values.
+fn shader_source(arm: &Arm) -> String {
+    let fields = [
+        ("F_Q", offset_of!(Sim, q)),
+        ("F_QD", offset_of!(Sim, qd)),
+        ("F_CUBES", offset_of!(Sim, cubes)),
+        ("F_GOAL", offset_of!(Sim, goal)),
+        ("F_HELD", offset_of!(Sim, held)),
+        ("F_EE_POSITION", offset_of!(Sim, ee_position)),
+        ("F_EE_ROTATION", offset_of!(Sim, ee_rotation)),
+        ("F_TARGETS", offset_of!(Sim, targets)),
+        ("F_GRASP", offset_of!(Sim, grasp)),
+        ("F_DRIVE", offset_of!(Sim, drive_impulse)),
+        ("F_CONTACT", offset_of!(Sim, contact_impulse)),
+    ]
+    .map(|(name, bytes)| (name, bytes / 4));
+    let (_, offsets) = arm_floats(arm);
+    let mut counts: Vec<(&str, usize)> = vec![
+        ("DOF", DOF),
+        ("CUBES", CUBES),
+        ("CUBE_FIELDS", CUBE_FIELDS),
+        ("SLOTS", SLOTS),
+        ("BOXES", BOXES),
+        ("MAX_SPHERES", MAX_SPHERES),
+        ("MAX_CONTACTS", MAX_CONTACTS),
+        ("ITERATIONS", ITERATIONS),
+        ("IK_ITERATIONS", IK_ITERATIONS),
+        ("SOLVER_STEPS", SOLVER_STEPS as usize),
+        ("SLOT_CUBE_CUBE", slot::cube_cube(0, 1, 0)),
+        ("SLOT_BOX_CUBE", slot::box_cube(0, 0, 0)),
+        ("SLOT_BOX_TABLE", slot::box_table(0, 0)),
+        ("TASK_REACH", TaskKind::Reach as usize),
+        ("TASK_PUSH", TaskKind::PushCube as usize),
+        ("TASK_PICK", TaskKind::PickCube as usize),
+        ("TASK_STACK", TaskKind::StackCube as usize),
+        ("CONTROL_JOINT_POS", ControlMode::PdJointPos as usize),
+        ("CONTROL_JOINT_DELTA", ControlMode::PdJointDeltaPos as usize),
+        ("CONTROL_EE_POS", ControlMode::PdEeDeltaPos as usize),
+        ("CONTROL_EE_POSE", ControlMode::PdEeDeltaPose as usize),
+    ];
+    counts.extend(fields);
+    counts.extend(offsets);
+    let (mass, inertia) = cube_mass();
+    let scalars = [
+        ("GRAVITY", GRAVITY),
+        ("BAUMGARTE", BAUMGARTE),
+        ("SLOP", SLOP),
+        ("MARGIN", MARGIN),
+        ("CUBE_HALF", CUBE_HALF),
+        ("CUBE_MASS", mass),
+        ("CUBE_INERTIA", inertia),
+        ("TABLE_X", TABLE_HALF[0]),
+        ("TABLE_Y", TABLE_HALF[1]),
+        ("TABLE_FRICTION", TABLE_FRICTION),
+        ("GRIP_FRICTION", GRIP_FRICTION),
+        ("TOUCH", TOUCH),
+        ("TCP_Z", crate::robot::TCP_OFFSET.z as f32),
+        ("EE_LOW_X", EE_BOUNDS.0[0]),
+        ("EE_LOW_Y", EE_BOUNDS.0[1]),
+        ("EE_LOW_Z", EE_BOUNDS.0[2]),
+        ("EE_HIGH_X", EE_BOUNDS.1[0]),
+        ("EE_HIGH_Y", EE_BOUNDS.1[1]),
+        ("EE_HIGH_Z", EE_BOUNDS.1[2]),
+        ("EE_STEP", EE_STEP),
+        ("EE_TURN", EE_TURN),
+        ("JOINT_STEP", JOINT_STEP),
+        ("FINGER_CLOSED", FINGER_RANGE.0),
+        ("FINGER_OPEN", FINGER_RANGE.1),
+        ("IK_DAMPING", IK_DAMPING),
+        ("REACH_RADIUS", REACH_RADIUS),
+        ("PUSH_RADIUS", PUSH_RADIUS),
+        ("PICK_RADIUS", PICK_RADIUS),
+        ("STACK_OFFSET", STACK_OFFSET),
+        ("STILL", STILL),
+        ("WORK_LOW_X", WORKSPACE.0[0]),
+        ("WORK_LOW_Y", WORKSPACE.0[1]),
+        ("WORK_LOW_Z", WORKSPACE.0[2]),
+        ("WORK_HIGH_X", WORKSPACE.1[0]),
+        ("WORK_HIGH_Y", WORKSPACE.1[1]),
+        ("WORK_HIGH_Z", WORKSPACE.1[2]),
+        ("BASE_X", crate::scene::BASE[0]),
+        ("BASE_Y", crate::scene::BASE[1]),
+        ("BASE_Z", crate::scene::BASE[2]),
+    ];
+    let len = arm_floats(arm).0.len();
+    let header = format!("const ARM_LEN: u32 = {len}u;\n");
+    proprio_gpu::shader::<KernelModel>(
+        &counts,
+        &scalars,
+        &[
+            &header,
+            include_str!("dynamics.wgsl"),
+            include_str!("contacts.wgsl"),
+            include_str!("task.wgsl"),
+        ],
+    )
+}
+
+impl GpuModel for KernelModel {
+    const INFO: usize = 4;
+    const NAME: &'static str = "manipulation";
+    /// Everything but the contact impulses, which the shader reads and writes in place.
+    const HOT: usize = offset_of!(Sim, contact_impulse) / 4;
+    /// The contact rows of one step (81 floats each, `contacts.wgsl`).
+    const SCRATCH: usize = MAX_CONTACTS * 81;
+
+    fn shader(&self) -> String {
+        shader_source(self.arm())
+    }
+
+    fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8> {
+        let s = self.settings();
+        let header = [
+            num_envs as u32,
+            obs_dim as u32,
+            s.substeps,
+            s.task as u32,
+            s.control as u32,
+            s.task.cubes() as u32,
+            u32::from(s.goal_in_state),
+            task::hold_steps(s),
+        ];
+        let mut bytes: Vec<u8> = bytemuck::cast_slice(&header).to_vec();
+        let h = s.dt / SOLVER_STEPS as f32;
+        bytes.extend(bytemuck::cast_slice(&[h, 0.0, 0.0, 0.0]));
+        bytes.extend(bytemuck::cast_slice(&arm_floats(self.arm()).0));
+        bytes
+    }
+
+    /// `values`: distance, grasped (−1: not reported), success, blow-up (`task.wgsl`).
+    fn write_info(info: &mut Info, values: &[f32], stepped: bool) {
+        info.clear();
+        info.set("distance", f64::from(values[0]));
+        if values[1] >= 0.0 {
+            info.set("grasped", f64::from(values[1]));
+        }
+        if stepped {
+            info.set("success", f64::from(values[2]));
+            info.set("blow_up", f64::from(values[3]));
+        }
+    }
+}

@@ -1,0 +1,393 @@
+// The kernel physics on the GPU, part 3 of 3: the controllers
+// (kernel/control.rs), what the tasks measure, their progress, reward and
+// success (task.rs), the observation and info, and one control stride.
+
+// ---- controllers ----
+
+fn lerp_range(low: f32, high: f32, a: f32) -> f32 {
+    return low + (a + 1.0) * 0.5 * (high - low);
+}
+
+fn rotation_vector(q0: vec4<f32>) -> vec3<f32> {
+    var q = q0;
+    if (q.w < 0.0) {
+        q = -q;
+    }
+    let v = q.xyz;
+    let sn = length(v);
+    if (sn < 1e-7) {
+        return 2.0 * v;
+    }
+    return v * (2.0 * atan2(sn, q.w) / sn);
+}
+
+fn from_rotation_vector(v: vec3<f32>) -> vec4<f32> {
+    let angle = length(v);
+    if (angle < 1e-7) {
+        return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    }
+    let half = 0.5 * angle;
+    let axis = v / angle;
+    let sn = sin(half);
+    return vec4<f32>(axis.x * sn, axis.y * sn, axis.z * sn, cos(half));
+}
+
+// Solves a x = b for a symmetric positive-definite 6×6 a (row-major).
+fn solve6(a: array<f32, 36>, b: array<f32, 6>) -> array<f32, 6> {
+    var l: array<f32, 36>;
+    for (var i = 0u; i < 6u; i++) {
+        for (var j = 0u; j <= i; j++) {
+            var sum = a[i * 6u + j];
+            for (var k = 0u; k < j; k++) {
+                sum -= l[i * 6u + k] * l[j * 6u + k];
+            }
+            if (i == j) {
+                l[i * 6u + i] = sqrt(max(sum, 1e-12));
+            } else {
+                l[i * 6u + j] = sum / l[j * 6u + j];
+            }
+        }
+    }
+    var y: array<f32, 6>;
+    for (var i = 0u; i < 6u; i++) {
+        var v = b[i];
+        for (var k = 0u; k < i; k++) {
+            v -= l[i * 6u + k] * y[k];
+        }
+        y[i] = v / l[i * 6u + i];
+    }
+    var x: array<f32, 6>;
+    for (var ii = 0u; ii < 6u; ii++) {
+        let i = 5u - ii;
+        var v = y[i];
+        for (var k = i + 1u; k < 6u; k++) {
+            v -= l[k * 6u + i] * x[k];
+        }
+        x[i] = v / l[i * 6u + i];
+    }
+    return x;
+}
+
+// One damped-least-squares stride of the targets towards the TCP pose.
+fn ik_step(position: vec3<f32>, rotation: vec4<f32>) {
+    for (var j = 0u; j < DOF; j++) {
+        kq[j] = s[F_TARGETS + j];
+    }
+    kinematics();
+    let pose = tcp_pose();
+    let tcp = pose[0].xyz;
+    let body = u32(P.arm[A_HAND]);
+    var jac: array<f32, 42>;
+    for (var j = 0u; j < 7u; j++) {
+        let linear = point_jacobian(body, tcp, j);
+        jac[6u * j] = linear.x;
+        jac[6u * j + 1u] = linear.y;
+        jac[6u * j + 2u] = linear.z;
+        jac[6u * j + 3u] = k_axis[j].x;
+        jac[6u * j + 4u] = k_axis[j].y;
+        jac[6u * j + 5u] = k_axis[j].z;
+    }
+    let ep = position - tcp;
+    let er = rotation_vector(qmul(rotation, qconj(pose[1])));
+    let error = array<f32, 6>(ep.x, ep.y, ep.z, er.x, er.y, er.z);
+    var a: array<f32, 36>;
+    for (var r = 0u; r < 6u; r++) {
+        for (var c = 0u; c < 6u; c++) {
+            var sum = select(0.0, IK_DAMPING * IK_DAMPING, r == c);
+            for (var j = 0u; j < 7u; j++) {
+                sum += jac[6u * j + r] * jac[6u * j + c];
+            }
+            a[r * 6u + c] = sum;
+        }
+    }
+    let y = solve6(a, error);
+    for (var j = 0u; j < 7u; j++) {
+        var dq = 0.0;
+        for (var r = 0u; r < 6u; r++) {
+            dq += jac[6u * j + r] * y[r];
+        }
+        s[F_TARGETS + j] = clamp(s[F_TARGETS + j] + dq, P.arm[A_LOW + j], P.arm[A_HIGH + j]);
+    }
+}
+
+fn action_dim() -> u32 {
+    if (P.control == CONTROL_EE_POS) {
+        return 4u;
+    }
+    if (P.control == CONTROL_EE_POSE) {
+        return 7u;
+    }
+    return 8u;
+}
+
+// Sets the drive targets (and the controller memory) for env i's action.
+fn apply_control(i: u32) {
+    let dim = action_dim();
+    var a: array<f32, 8>;
+    for (var k = 0u; k < dim; k++) {
+        a[k] = clamp(actions[i * dim + k], -1.0, 1.0);
+    }
+    if (P.control == CONTROL_JOINT_POS) {
+        for (var k = 0u; k < 7u; k++) {
+            s[F_TARGETS + k] = lerp_range(P.arm[A_LOW + k], P.arm[A_HIGH + k], a[k]);
+        }
+    } else if (P.control == CONTROL_JOINT_DELTA) {
+        for (var k = 0u; k < 7u; k++) {
+            s[F_TARGETS + k] = clamp(s[F_Q + k] + JOINT_STEP * a[k], P.arm[A_LOW + k], P.arm[A_HIGH + k]);
+        }
+    } else {
+        for (var j = 0u; j < DOF; j++) {
+            kq[j] = s[F_Q + j];
+        }
+        kinematics();
+        let tcp = tcp_pose()[0].xyz;
+        let stride = vec3<f32>(a[0], a[1], a[2]) * EE_STEP;
+        let position = clamp(tcp + stride, vec3<f32>(EE_LOW_X, EE_LOW_Y, EE_LOW_Z), vec3<f32>(EE_HIGH_X, EE_HIGH_Y, EE_HIGH_Z));
+        s[F_EE_POSITION] = position.x;
+        s[F_EE_POSITION + 1u] = position.y;
+        s[F_EE_POSITION + 2u] = position.z;
+        if (P.control == CONTROL_EE_POSE) {
+            let turn = vec3<f32>(a[3], a[4], a[5]) * EE_TURN;
+            let old = vec4<f32>(s[F_EE_ROTATION], s[F_EE_ROTATION + 1u], s[F_EE_ROTATION + 2u], s[F_EE_ROTATION + 3u]);
+            let rotation = qnorm(qmul(from_rotation_vector(turn), old));
+            for (var k = 0u; k < 4u; k++) {
+                s[F_EE_ROTATION + k] = rotation[k];
+            }
+        }
+        let want = vec4<f32>(s[F_EE_ROTATION], s[F_EE_ROTATION + 1u], s[F_EE_ROTATION + 2u], s[F_EE_ROTATION + 3u]);
+        for (var it = 0u; it < IK_ITERATIONS; it++) {
+            ik_step(position, want);
+        }
+    }
+    let gripper = lerp_range(FINGER_CLOSED, FINGER_OPEN, a[dim - 1u]);
+    s[F_TARGETS + 7u] = gripper;
+    s[F_TARGETS + 8u] = gripper;
+}
+
+// ---- what the tasks measure (kinematics at the state's q) ----
+
+fn measure() {
+    for (var j = 0u; j < DOF; j++) {
+        kq[j] = s[F_Q + j];
+    }
+    kinematics();
+}
+
+fn cube_at(i: u32) -> vec3<f32> {
+    let c = F_CUBES + i * CUBE_FIELDS;
+    return vec3<f32>(s[c], s[c + 1u], s[c + 2u]);
+}
+
+fn grasped(i: u32) -> bool {
+    return s[F_GRASP + i] > 0.5;
+}
+
+fn closeness(d: f32) -> f32 {
+    return 1.0 - tanh(5.0 * d);
+}
+
+fn planar(v: vec3<f32>) -> vec3<f32> {
+    return vec3<f32>(v.x, v.y, 0.0);
+}
+
+fn on_top(a: vec3<f32>, b: vec3<f32>) -> bool {
+    let offset = a - b;
+    return length(planar(offset)) <= STACK_OFFSET && abs(offset.z - 2.0 * CUBE_HALF) <= 0.005;
+}
+
+// Dense progress in [0, 1], whether the success condition holds now, and the task's distance.
+struct Progress {
+    score: f32,
+    holds: bool,
+    distance: f32,
+}
+
+fn progress() -> Progress {
+    measure();
+    let tcp = tcp_pose()[0].xyz;
+    let goal = vec3<f32>(s[F_GOAL], s[F_GOAL + 1u], s[F_GOAL + 2u]);
+    var still = true;
+    for (var k = 0u; k < 7u; k++) {
+        still = still && abs(s[F_QD + k]) < STILL;
+    }
+    if (P.task == TASK_REACH) {
+        let d = length(tcp - goal);
+        return Progress(closeness(d), d < REACH_RADIUS, d);
+    }
+    if (P.task == TASK_PUSH) {
+        let cube = cube_at(0u);
+        var dir = planar(goal - cube);
+        let len = length(dir);
+        if (len > 0.0) {
+            dir = dir * (1.0 / len);
+        } else {
+            dir = vec3<f32>(0.0);
+        }
+        var behind = cube - dir * (CUBE_HALF + 0.02);
+        behind.z = CUBE_HALF;
+        let d = length(planar(cube - goal));
+        let on_table = cube.z < CUBE_HALF + 0.005;
+        let score = (closeness(length(tcp - behind)) + 2.0 * closeness(d)) / 3.0;
+        let done = d < PUSH_RADIUS && on_table;
+        return Progress(select(score, 1.0, done), done, d);
+    }
+    if (P.task == TASK_PICK) {
+        let cube = cube_at(0u);
+        let held = select(0.0, 1.0, grasped(0u));
+        let d = length(cube - goal);
+        let score = (closeness(length(tcp - cube)) + held + 2.0 * held * closeness(d)) / 4.0;
+        let done = d < PICK_RADIUS && held > 0.0 && still;
+        return Progress(select(score, 1.0, done), done, d);
+    }
+    let a = cube_at(0u);
+    let b = cube_at(1u);
+    let held = grasped(0u);
+    let top = on_top(a, b);
+    let d = length(a - (b + vec3<f32>(0.0, 0.0, 2.0 * CUBE_HALF)));
+    let holds = select(0.0, 1.0, held || top);
+    let released = select(0.0, 1.0, top && !held);
+    let score = (closeness(length(tcp - a)) + holds + 2.0 * holds * closeness(d) + released) / 5.0;
+    let c = F_CUBES;
+    let done = top && !held && length(vec3<f32>(s[c + 7u], s[c + 8u], s[c + 9u])) < 0.01;
+    return Progress(select(score, 1.0, done), done, d);
+}
+
+// ---- one control stride, the observation and the info ----
+
+fn finite(v: f32) -> bool {
+    return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u;
+}
+
+// 0: fine, 1: a non-finite value, 2: a cube left the workspace.
+fn blow_up() -> u32 {
+    for (var f = 0u; f < LEN; f++) {
+        if (!finite(s[f])) {
+            return 1u;
+        }
+    }
+    let low = vec3<f32>(WORK_LOW_X, WORK_LOW_Y, WORK_LOW_Z);
+    let high = vec3<f32>(WORK_HIGH_X, WORK_HIGH_Y, WORK_HIGH_Z);
+    for (var i = 0u; i < P.cubes; i++) {
+        let c = cube_at(i);
+        if (any(c < low) || any(c > high)) {
+            return 2u;
+        }
+    }
+    return 0u;
+}
+
+fn control_step(i: u32) -> StepResult {
+    apply_control(i);
+    var failure = 0u;
+    for (var sub = 0u; sub < P.substeps; sub++) {
+        for (var k = 0u; k < SOLVER_STEPS; k++) {
+            physics_step(P.cubes, P.h);
+        }
+        failure = blow_up();
+        if (failure != 0u) {
+            break;
+        }
+    }
+    let p = progress();
+    var out = StepResult(-1.0, false, false, failure, failure != 0u);
+    if (failure == 0u) {
+        var held = 0.0;
+        if (p.holds) {
+            held = s[F_HELD] + 1.0;
+        }
+        s[F_HELD] = held;
+        let success = held >= f32(P.hold);
+        out = StepResult(select(p.score - 1.0, 1.0, success), success, success, 0u, false);
+    }
+    if (failure == 1u) {
+        for (var f = 0u; f < LEN; f++) {
+            if (!finite(s[f])) {
+                s[f] = 0.0;
+            }
+        }
+    }
+    return out;
+}
+
+var<private> obs_at: u32;
+
+fn put(v: f32) {
+    outputs[obs_at] = select(0.0, v, finite(v));
+    obs_at++;
+}
+
+fn put3(v: vec3<f32>) {
+    put(v.x);
+    put(v.y);
+    put(v.z);
+}
+
+fn put_canonical(q: vec4<f32>) {
+    var c = q;
+    if (q.w < 0.0) {
+        c = -q;
+    }
+    put(c.x);
+    put(c.y);
+    put(c.z);
+    put(c.w);
+}
+
+fn put_cube(i: u32) {
+    let c = F_CUBES + i * CUBE_FIELDS;
+    put3(cube_at(i));
+    put_canonical(vec4<f32>(s[c + 3u], s[c + 4u], s[c + 5u], s[c + 6u]));
+    for (var k = 7u; k < 13u; k++) {
+        put(s[c + k]);
+    }
+}
+
+fn observe(base: u32) {
+    measure();
+    let pose = tcp_pose();
+    let tcp = pose[0].xyz;
+    let goal = vec3<f32>(s[F_GOAL], s[F_GOAL + 1u], s[F_GOAL + 2u]);
+    obs_at = base;
+    for (var j = 0u; j < DOF; j++) {
+        put(s[F_Q + j]);
+    }
+    for (var j = 0u; j < DOF; j++) {
+        put(s[F_QD + j]);
+    }
+    put3(tcp);
+    put_canonical(pose[1]);
+    put(s[F_Q + 7u] + s[F_Q + 8u]);
+    if (P.task == TASK_REACH) {
+        if (P.goal_in_state != 0u) {
+            put3(goal);
+            put3(goal - tcp);
+        }
+    } else if (P.task == TASK_STACK) {
+        let a = cube_at(0u);
+        let b = cube_at(1u);
+        put_cube(0u);
+        put_cube(1u);
+        put3(a - tcp);
+        put3(b + vec3<f32>(0.0, 0.0, 2.0 * CUBE_HALF) - a);
+        put(select(0.0, 1.0, grasped(0u)));
+    } else {
+        let cube = cube_at(0u);
+        put_cube(0u);
+        if (P.goal_in_state != 0u) {
+            put3(goal);
+            put3(goal - cube);
+        }
+        put3(cube - tcp);
+        put(select(0.0, 1.0, grasped(0u)));
+    }
+}
+
+fn write_info(at: u32) {
+    let p = progress();
+    outputs[at] = p.distance;
+    if (P.task == TASK_REACH) {
+        outputs[at + 1u] = -1.0;
+    } else {
+        outputs[at + 1u] = select(0.0, 1.0, grasped(0u));
+    }
+}
