@@ -194,8 +194,9 @@ impl<M: GpuModel> ChunkedGpuKernel<M> {
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(M::NAME),
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &[&params, &state, &staged, &actions, &commands, &outputs, &scratch]
-                [..if M::SCRATCH > 0 { 7 } else { 6 }]
+            entries: &[
+                &params, &state, &staged, &actions, &commands, &outputs, &scratch,
+            ][..if M::SCRATCH > 0 { 7 } else { 6 }]
                 .iter()
                 .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry {

@@ -34,7 +34,8 @@ pub use state::{Car, LEN, MAX_OTHERS, MAX_SEGMENTS, Other, Segment};
 use proprio_core::serde_json::Value;
 use proprio_core::{
     Agent, Backend, ChunkedKernel, ChunkedModel, Env, EnvEntry, EnvRng, EnvSpec, Info, KernelEnv,
-    KernelVecEnv, Registry, ResetOptions, Result, Scene, Space, Stepped, VecEnv, VecOptions, family,
+    KernelVecEnv, Registry, ResetOptions, Result, Scene, Space, Stepped, VecEnv, VecOptions,
+    family,
 };
 use std::sync::Arc;
 

@@ -152,7 +152,12 @@ impl<'a> Part<'a> {
                 );
                 let ends = out.success || self.rows.truncated[k];
                 if cmd & command::SAME_STEP != 0 && ends {
-                    task::observe(s, &Rapier(slot.world.physics(), parts), &slot.task, self.rows.obs(k));
+                    task::observe(
+                        s,
+                        &Rapier(slot.world.physics(), parts),
+                        &slot.task,
+                        self.rows.obs(k),
+                    );
                     self.rows.keep_final(k);
                     start(slot, &mut self.staged[k]);
                     write_info(
@@ -164,7 +169,12 @@ impl<'a> Part<'a> {
                     );
                 }
             }
-            task::observe(s, &Rapier(slot.world.physics(), parts), &slot.task, self.rows.obs(k));
+            task::observe(
+                s,
+                &Rapier(slot.world.physics(), parts),
+                &slot.task,
+                self.rows.obs(k),
+            );
         }
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::config::{Settings, TaskKind};
 use crate::kernel::{Arm, Sim};
-use crate::scene::{BASE, CUBE_HALF, TABLE_HALF};
 use crate::scene::Parts;
+use crate::scene::{BASE, CUBE_HALF, TABLE_HALF};
 use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
 use crate::world::Physics;
 use glam::{Quat, Vec3};
@@ -111,9 +111,11 @@ pub fn kernel(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Sce
             Shape::Cuboid { .. } if body.is_some_and(|b| b >= 7) => FINGER,
             _ => ARM,
         };
-        scene
-            .bodies
-            .push(Visual::new(*shape, pose(o + r * *centre, r * *rotation), colour));
+        scene.bodies.push(Visual::new(
+            *shape,
+            pose(o + r * *centre, r * *rotation),
+            colour,
+        ));
     }
     scene.bodies.push(Visual::new(
         Shape::Cuboid {

@@ -48,7 +48,12 @@ fn trace(id: &str, n: usize, threads: usize, keep: usize, steps: u64) -> Vec<Vec
             let b = v.batch();
             let mut row = b.obs[..keep * b.obs_dim].to_vec();
             row.extend(&b.reward[..keep]);
-            row.extend(b.terminated[..keep].iter().chain(&b.truncated[..keep]).map(|&f| f32::from(u8::from(f))));
+            row.extend(
+                b.terminated[..keep]
+                    .iter()
+                    .chain(&b.truncated[..keep])
+                    .map(|&f| f32::from(u8::from(f))),
+            );
             row
         })
         .collect()
@@ -59,9 +64,15 @@ fn trajectories_do_not_depend_on_batch_size_or_threads() {
     for id in TASKS {
         let reference = trace(id, 1, 1, 1, 110);
         for (n, threads) in [(5, 2), (130, 2)] {
-            assert!(trace(id, n, threads, 1, 110) == reference, "{id}: env 0 differs with {n} envs on {threads} threads");
+            assert!(
+                trace(id, n, threads, 1, 110) == reference,
+                "{id}: env 0 differs with {n} envs on {threads} threads"
+            );
         }
-        assert!(trace(id, 70, 1, 70, 30) == trace(id, 70, 2, 70, 30), "{id}: 70 envs differ between 1 and 2 threads");
+        assert!(
+            trace(id, 70, 1, 70, 30) == trace(id, 70, 2, 70, 30),
+            "{id}: 70 envs differ between 1 and 2 threads"
+        );
     }
 }
 
@@ -78,7 +89,8 @@ fn rollout(env: &mut dyn proprio_core::Env, steps: u64) -> Vec<(Vec<f32>, f64, b
 }
 
 fn through_json(state: &proprio_core::State) -> proprio_core::State {
-    proprio_core::serde_json::from_str(&proprio_core::serde_json::to_string(state).unwrap()).unwrap()
+    proprio_core::serde_json::from_str(&proprio_core::serde_json::to_string(state).unwrap())
+        .unwrap()
 }
 
 #[test]
@@ -101,7 +113,9 @@ fn a_snapshot_continues_bit_for_bit_through_json() {
 
 /// The snapshot of a fresh pick-cube env, its kernel state and an observation buffer.
 fn pick_state() -> (Box<dyn proprio_core::Env>, proprio_core::State, Sim) {
-    let mut env = registry().make("manipulation/pick-cube-v0", &kernel()).unwrap();
+    let mut env = registry()
+        .make("manipulation/pick-cube-v0", &kernel())
+        .unwrap();
     env.reset(Some(1), None).unwrap();
     let snapshot = env.snapshot().unwrap();
     let sim: Sim = proprio_core::serde_json::from_value(snapshot.state.clone()).unwrap();
@@ -129,23 +143,40 @@ fn bad_states_are_refused_with_one_line_reasons() {
     bad.cubes[0][3] = 2.0;
     let mut broken = snapshot.clone();
     broken.state = proprio_core::serde_json::to_value(bad).unwrap();
-    let err = env.restore(&broken, &mut obs).expect_err("refused").to_string();
-    assert!(err.contains("unit quaternion") && !err.contains('\n'), "{err}");
+    let err = env
+        .restore(&broken, &mut obs)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains("unit quaternion") && !err.contains('\n'),
+        "{err}"
+    );
     let mut short = snapshot.state.clone();
     short["contact_impulse"] = json!([[0.0, 0.0, 0.0]]);
     broken.state = short;
-    let err = env.restore(&broken, &mut obs).expect_err("refused").to_string();
+    let err = env
+        .restore(&broken, &mut obs)
+        .expect_err("refused")
+        .to_string();
     assert!(err.contains("contact_impulse"), "{err}");
     let mut nan = snapshot.state.clone();
     nan["q"][2] = json!(null);
     broken.state = nan;
-    assert!(env.restore(&broken, &mut obs).is_err(), "a missing joint angle is refused");
+    assert!(
+        env.restore(&broken, &mut obs).is_err(),
+        "a missing joint angle is refused"
+    );
 }
 
 #[test]
 fn every_controller_drives_the_arm_and_the_gripper() {
     let r = registry();
-    for (control, dim) in [("pd_joint_pos", 8), ("pd_joint_delta_pos", 8), ("pd_ee_delta_pos", 4), ("pd_ee_delta_pose", 7)] {
+    for (control, dim) in [
+        ("pd_joint_pos", 8),
+        ("pd_joint_delta_pos", 8),
+        ("pd_ee_delta_pos", 4),
+        ("pd_ee_delta_pose", 7),
+    ] {
         let config = json!({ "physics": "kernel", "control": control });
         let mut env = r.make("manipulation/reach-v0", &config).unwrap();
         assert_eq!(env.spec().action_space.flat_dim(), dim);
@@ -166,18 +197,31 @@ fn every_controller_drives_the_arm_and_the_gripper() {
 fn both_physics_start_episodes_alike_and_draw_the_same_parts() {
     let r = registry();
     for id in TASKS {
-        let mut rapier = r.make_vec(id, 3, &Value::Null, VecOptions::default()).unwrap();
+        let mut rapier = r
+            .make_vec(id, 3, &Value::Null, VecOptions::default())
+            .unwrap();
         let mut ours = r.make_vec(id, 3, &kernel(), VecOptions::default()).unwrap();
         rapier.reset(Some(8), None).unwrap();
         ours.reset(Some(8), None).unwrap();
         let (a, b) = (rapier.batch(), ours.batch());
         for (i, (x, y)) in a.obs.iter().zip(&b.obs).enumerate() {
-            assert!((x - y).abs() < 2e-3, "{id}: observation {i} (field {}) {x} vs {y}", i % a.obs_dim);
+            assert!(
+                (x - y).abs() < 2e-3,
+                "{id}: observation {i} (field {}) {x} vs {y}",
+                i % a.obs_dim
+            );
         }
-        let (mut s1, mut s2) = (proprio_core::Scene::default(), proprio_core::Scene::default());
+        let (mut s1, mut s2) = (
+            proprio_core::Scene::default(),
+            proprio_core::Scene::default(),
+        );
         rapier.scene(0, &mut s1).unwrap();
         ours.scene(0, &mut s2).unwrap();
-        assert_eq!(s1.bodies.len(), s2.bodies.len(), "{id}: one visual per collider");
+        assert_eq!(
+            s1.bodies.len(),
+            s2.bodies.len(),
+            "{id}: one visual per collider"
+        );
         assert_eq!(s1.cameras.len(), s2.cameras.len());
     }
 }

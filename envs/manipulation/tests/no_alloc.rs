@@ -29,8 +29,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The counter is global: the tests take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn the_work_around_the_physics_step_allocates_nothing() {
+    let _turn = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     for (kind, control) in [
         (TaskKind::PickCube, ControlMode::PdEeDeltaPose),
         (TaskKind::StackCube, ControlMode::PdJointDeltaPos),
@@ -96,5 +102,41 @@ fn the_work_around_the_physics_step_allocates_nothing() {
             around, 0,
             "{kind:?} with {control:?}: allocations outside rapier's step"
         );
+    }
+}
+
+#[test]
+fn a_kernel_physics_step_allocates_nothing_at_all() {
+    let _turn = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    use proprio_core::ChunkedModel;
+    use proprio_manipulation::Engine;
+    use proprio_manipulation::kernel::KernelModel;
+    for (kind, control) in [
+        (TaskKind::StackCube, ControlMode::PdEeDeltaPose),
+        (TaskKind::PushCube, ControlMode::PdJointPos),
+    ] {
+        let config = ManipConfig {
+            physics: Engine::Kernel,
+            control: Some(control),
+            ..ManipConfig::default()
+        };
+        let model = KernelModel::new(Settings::new(kind, &config).unwrap()).unwrap();
+        let mut sim = model
+            .draw(&mut proprio_core::episode_rng(0, 0, 0), Default::default())
+            .unwrap();
+        let mut obs = vec![0.0; task::obs_dim(model.settings())];
+        let mut info = Info::default();
+        let action = vec![0.2; control.action_dim()];
+        model.step(&mut sim, &action, &mut info);
+        model.observe(&sim, &mut obs);
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        for _ in 0..40 {
+            model.step(&mut sim, &action, &mut info);
+            model.observe(&sim, &mut obs);
+        }
+        let during = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        assert_eq!(during, 0, "{kind:?} with {control:?}: the kernel allocated");
     }
 }

@@ -20,7 +20,9 @@
 
 use proprio_core::rand::RngExt;
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{ActMode, AutoresetMode, Backend, Error, Registry, VecEnv, VecOptions, episode_rng};
+use proprio_core::{
+    ActMode, AutoresetMode, Backend, Error, Registry, VecEnv, VecOptions, episode_rng,
+};
 
 const STEPS: usize = 300;
 const N: usize = 128;
@@ -46,7 +48,12 @@ fn tolerance(id: &str, k: usize) -> f32 {
     }
 }
 
-fn make(registry: &Registry, id: &str, config: &Value, backend: Backend) -> Result<Box<dyn VecEnv>, Error> {
+fn make(
+    registry: &Registry,
+    id: &str,
+    config: &Value,
+    backend: Backend,
+) -> Result<Box<dyn VecEnv>, Error> {
     let options = VecOptions {
         autoreset: AutoresetMode::SameStep,
         threads: Some(2),
@@ -89,30 +96,55 @@ fn gpu_kernel_matches_the_cpu_reference() {
         // The scripted policies drive the end effector; the joint controllers get random actions.
         let scripted = control.starts_with("pd_ee");
         let ee_config = json!({"physics": "kernel"});
-        let mut policy = registry.scripted(id, make(&registry, id, &ee_config, Backend::Cpu).unwrap().spec()).unwrap();
+        let mut policy = registry
+            .scripted(
+                id,
+                make(&registry, id, &ee_config, Backend::Cpu)
+                    .unwrap()
+                    .spec(),
+            )
+            .unwrap();
         cpu.reset(Some(5), None).unwrap();
         gpu.reset(Some(5), None).unwrap();
         let dim = cpu.spec().observation_space.flat_dim();
         let width = cpu.spec().action_space.flat_dim();
-        assert!(cpu.batch().obs.iter().zip(&gpu.batch().obs).all(|(a, b)| close(*a, *b, TOLERANCE)), "{id}: first observations");
+        assert!(
+            cpu.batch()
+                .obs
+                .iter()
+                .zip(&gpu.batch().obs)
+                .all(|(a, b)| close(*a, *b, TOLERANCE)),
+            "{id}: first observations"
+        );
         let mut actions = vec![0.0; N * width];
         let mut rng = episode_rng(1, 0, 0);
         let (mut ends, mut successes, mut diverged) = (0, 0, 0);
         let mut worst = 0.0f32;
         for step in 1..=STEPS {
             if scripted {
-                policy.act(&cpu.batch().obs, &mut actions, ActMode::Deterministic).unwrap();
+                policy
+                    .act(&cpu.batch().obs, &mut actions, ActMode::Deterministic)
+                    .unwrap();
             }
             for a in &mut actions {
                 let noise = rng.random::<f32>() - 0.5;
-                *a = if scripted { (*a + 0.2 * noise).clamp(-1.0, 1.0) } else { 2.0 * noise };
+                *a = if scripted {
+                    (*a + 0.2 * noise).clamp(-1.0, 1.0)
+                } else {
+                    2.0 * noise
+                };
             }
             cpu.step(&actions).unwrap();
             gpu.step(&actions).unwrap();
             let (c, g) = (cpu.batch(), gpu.batch());
             let mut resync = Vec::new();
             for i in 0..N {
-                let agree = |a: &[f32], b: &[f32]| a.iter().zip(b).enumerate().all(|(k, (x, y))| close(*x, *y, tolerance(id, k)));
+                let agree = |a: &[f32], b: &[f32]| {
+                    a.iter()
+                        .zip(b)
+                        .enumerate()
+                        .all(|(k, (x, y))| close(*x, *y, tolerance(id, k)))
+                };
                 let finals = match (c.final_obs(i), g.final_obs(i)) {
                     (Some(a), Some(b)) => agree(a, b),
                     (None, None) => true,
@@ -135,14 +167,24 @@ fn gpu_kernel_matches_the_cpu_reference() {
                 if c.has_final[i] {
                     ends += 1;
                     successes += usize::from(c.final_infos[i].get("success") == Some(1.0));
-                    assert_eq!(c.final_infos[i].get("blow_up"), Some(0.0), "{id}: env {i} blew up");
+                    assert_eq!(
+                        c.final_infos[i].get("blow_up"),
+                        Some(0.0),
+                        "{id}: env {i} blew up"
+                    );
                 }
             }
             diverged += resync.len();
             if std::env::var_os("PARITY_SHOW").is_some() && !resync.is_empty() {
                 let i = resync[0];
-                let fields: Vec<usize> = (0..dim).filter(|&k| !close(c.obs(i)[k], g.obs(i)[k], tolerance(id, k))).collect();
-                eprintln!("{id} step {step}: env {i} fields {fields:?} cpu {:?} gpu {:?}", fields.iter().map(|&k| c.obs(i)[k]).collect::<Vec<_>>(), fields.iter().map(|&k| g.obs(i)[k]).collect::<Vec<_>>());
+                let fields: Vec<usize> = (0..dim)
+                    .filter(|&k| !close(c.obs(i)[k], g.obs(i)[k], tolerance(id, k)))
+                    .collect();
+                eprintln!(
+                    "{id} step {step}: env {i} fields {fields:?} cpu {:?} gpu {:?}",
+                    fields.iter().map(|&k| c.obs(i)[k]).collect::<Vec<_>>(),
+                    fields.iter().map(|&k| g.obs(i)[k]).collect::<Vec<_>>()
+                );
             }
             for i in resync {
                 let state = cpu.snapshot(i).unwrap();
@@ -158,8 +200,15 @@ fn gpu_kernel_matches_the_cpu_reference() {
         eprintln!(
             "{id} ({control}): {STEPS} steps x {N} envs agree (positions within {TOLERANCE:e}, worst {worst:.1e}); {ends} episodes ended ({successes} successes), {diverged} env-steps re-synced"
         );
-        assert!(ends >= N / 2, "{id}: only {ends} episodes ended: autoreset barely exercised");
+        assert!(
+            ends >= N / 2,
+            "{id}: only {ends} episodes ended: autoreset barely exercised"
+        );
         // Measured on lavapipe: push (a rocking, sliding cube) diverges most, 4.4% of env-steps.
-        assert!(diverged * 100 <= STEPS * N * 8, "{id} ({control}): {diverged} of {} env-steps diverged", STEPS * N);
+        assert!(
+            diverged * 100 <= STEPS * N * 8,
+            "{id} ({control}): {diverged} of {} env-steps diverged",
+            STEPS * N
+        );
     }
 }

@@ -189,7 +189,11 @@ impl Arm {
                             arm.gains[k] = FINGER_GAINS;
                         }
                         found[k] = true;
-                        links.push((joint.child.link.clone(), Some(k), (Quat::IDENTITY, Vec3::ZERO)));
+                        links.push((
+                            joint.child.link.clone(),
+                            Some(k),
+                            (Quat::IDENTITY, Vec3::ZERO),
+                        ));
                     }
                     None => links.push((joint.child.link.clone(), body, origin)),
                 }
@@ -237,10 +241,20 @@ impl Arm {
             let Some(body) = body else { continue };
             let i = &link.inertial;
             let (rot, at) = compose(frame, urdf_pose(&i.origin));
-            let local = Mat3::from_cols_array(&[
-                i.inertia.ixx, i.inertia.ixy, i.inertia.ixz, i.inertia.ixy, i.inertia.iyy,
-                i.inertia.iyz, i.inertia.ixz, i.inertia.iyz, i.inertia.izz,
-            ].map(|v| v as f32));
+            let local = Mat3::from_cols_array(
+                &[
+                    i.inertia.ixx,
+                    i.inertia.ixy,
+                    i.inertia.ixz,
+                    i.inertia.ixy,
+                    i.inertia.iyy,
+                    i.inertia.iyz,
+                    i.inertia.ixz,
+                    i.inertia.iyz,
+                    i.inertia.izz,
+                ]
+                .map(|v| v as f32),
+            );
             let r = Mat3::from_quat(rot);
             parts[body].push((i.mass.value as f32, at, r * local * r.transpose()));
             if link.name == "panda_hand" {
@@ -254,7 +268,10 @@ impl Arm {
         for (body, list) in parts.iter().enumerate() {
             let mass: f32 = list.iter().map(|p| p.0).sum();
             if mass <= 0.0 {
-                return Err(format!("the body moved by {} has no mass", MOVING_JOINTS[body]));
+                return Err(format!(
+                    "the body moved by {} has no mass",
+                    MOVING_JOINTS[body]
+                ));
             }
             let com = list.iter().map(|p| p.0 * p.1).sum::<Vec3>() / mass;
             self.mass[body] = mass;
@@ -281,7 +298,11 @@ impl Arm {
                     "panda_hand" => 0,
                     "panda_leftfinger" => 1,
                     "panda_rightfinger" => 2,
-                    _ => return Err(format!("link '{link}' has a box; only the hand and fingers may")),
+                    _ => {
+                        return Err(format!(
+                            "link '{link}' has a box; only the hand and fingers may"
+                        ));
+                    }
                 };
                 self.boxes[slot] = BodyBox {
                     body,
@@ -301,7 +322,11 @@ impl Arm {
         // Spheres along the axis at most one radius apart leave no gap deeper than 13% of the radius.
         let n = ((length / radius).ceil() as usize + 1).max(1);
         for s in 0..n {
-            let along = if n == 1 { 0.0 } else { length * (s as f32 / (n - 1) as f32 - 0.5) };
+            let along = if n == 1 {
+                0.0
+            } else {
+                length * (s as f32 / (n - 1) as f32 - 0.5)
+            };
             if self.sphere_count == MAX_SPHERES {
                 return Err(format!("more than {MAX_SPHERES} collision spheres"));
             }
@@ -446,6 +471,9 @@ impl Arm {
         let (body, rot, at) = self.hand;
         let hand = k.rotation[body] * rot;
         let origin = k.origin[body] + k.rotation[body] * at;
-        (origin + hand * Vec3::new(0.0, 0.0, crate::robot::TCP_OFFSET.z as f32), hand)
+        (
+            origin + hand * Vec3::new(0.0, 0.0, crate::robot::TCP_OFFSET.z as f32),
+            hand,
+        )
     }
 }

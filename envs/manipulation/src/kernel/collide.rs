@@ -120,7 +120,13 @@ pub fn sphere_box(centre: Vec3, radius: f32, b: &Obb) -> Option<Point> {
 }
 
 /// Clips polygon `poly` (`n` vertices, 2-D in the reference face frame) to `side · p[axis] ≤ limit`.
-fn clip(poly: &[[f32; 3]; 8], n: usize, axis: usize, side: f32, limit: f32) -> ([[f32; 3]; 8], usize) {
+fn clip(
+    poly: &[[f32; 3]; 8],
+    n: usize,
+    axis: usize,
+    side: f32,
+    limit: f32,
+) -> ([[f32; 3]; 8], usize) {
     let mut out = [[0.0; 3]; 8];
     let mut m = 0;
     for i in 0..n {
@@ -151,13 +157,21 @@ pub fn box_box(a: &Obb, b: &Obb) -> [Option<Point>; 4] {
     }
     // Separating-axis test: the axis of least penetration (faces preferred over edges).
     let overlap = |axis: Vec3| {
-        let ra = (0..3).map(|i| a.half[i] * a.axis(i).dot(axis).abs()).sum::<f32>();
-        let rb = (0..3).map(|i| b.half[i] * b.axis(i).dot(axis).abs()).sum::<f32>();
+        let ra = (0..3)
+            .map(|i| a.half[i] * a.axis(i).dot(axis).abs())
+            .sum::<f32>();
+        let rb = (0..3)
+            .map(|i| b.half[i] * b.axis(i).dot(axis).abs())
+            .sum::<f32>();
         ra + rb - d.dot(axis).abs()
     };
     let mut best = (f32::INFINITY, 0usize);
     for face in 0..6 {
-        let axis = if face < 3 { a.axis(face) } else { b.axis(face - 3) };
+        let axis = if face < 3 {
+            a.axis(face)
+        } else {
+            b.axis(face - 3)
+        };
         let o = overlap(axis);
         if o < -MARGIN {
             return out;
@@ -209,14 +223,21 @@ pub fn box_box(a: &Obb, b: &Obb) -> [Option<Point>; 4] {
             inc_axis = i;
         }
     }
-    let inc_n = if inc.axis(inc_axis).dot(n) > 0.0 { -inc.axis(inc_axis) } else { inc.axis(inc_axis) };
+    let inc_n = if inc.axis(inc_axis).dot(n) > 0.0 {
+        -inc.axis(inc_axis)
+    } else {
+        inc.axis(inc_axis)
+    };
     let inc_centre = inc.centre + inc_n * inc.half[inc_axis];
     let (u_i, v_i) = ((inc_axis + 1) % 3, (inc_axis + 2) % 3);
     let (u_r, v_r) = ((axis + 1) % 3, (axis + 2) % 3);
     let (ru, rv) = (refb.axis(u_r), refb.axis(v_r));
     let face_centre = refb.centre + n * refb.half[axis];
     let mut poly = [[0.0; 3]; 8];
-    for (k, (su, sv)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)].into_iter().enumerate() {
+    for (k, (su, sv)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)]
+        .into_iter()
+        .enumerate()
+    {
         let p = inc_centre
             + inc.axis(u_i) * (su * inc.half[u_i])
             + inc.axis(v_i) * (sv * inc.half[v_i]);
@@ -231,7 +252,10 @@ pub fn box_box(a: &Obb, b: &Obb) -> [Option<Point>; 4] {
     }
     // Slots: the points furthest along +u, −u, +v, −v (each taken once).
     let mut pick = [usize::MAX; 4];
-    for (slot, (k, side)) in [(0, 1.0), (0, -1.0), (1, 1.0), (1, -1.0)].into_iter().enumerate() {
+    for (slot, (k, side)) in [(0, 1.0), (0, -1.0), (1, 1.0), (1, -1.0)]
+        .into_iter()
+        .enumerate()
+    {
         let mut best_v = f32::NEG_INFINITY;
         for (i, p) in poly.iter().enumerate().take(count) {
             let depth = -p[2];
@@ -315,21 +339,38 @@ mod tests {
         let points = box_box(&a, &b);
         assert!(points.iter().all(Option::is_some), "{points:?}");
         for p in points.iter().flatten() {
-            assert!((p.normal - Vec3::Z).length() < 1e-5, "normal from b up to a: {p:?}");
+            assert!(
+                (p.normal - Vec3::Z).length() < 1e-5,
+                "normal from b up to a: {p:?}"
+            );
             assert!((p.depth - 0.0005).abs() < 1e-5, "{p:?}");
-            assert!(p.at.x >= -0.01 - 1e-5 && p.at.x <= 0.02 + 1e-5, "inside the overlap: {p:?}");
+            assert!(
+                p.at.x >= -0.01 - 1e-5 && p.at.x <= 0.02 + 1e-5,
+                "inside the overlap: {p:?}"
+            );
         }
         let xs: Vec<f32> = points.iter().flatten().map(|p| p.at.x).collect();
-        assert!(xs.iter().any(|x| (x - 0.02).abs() < 1e-5) && xs.iter().any(|x| (x + 0.01).abs() < 1e-5));
+        assert!(
+            xs.iter().any(|x| (x - 0.02).abs() < 1e-5)
+                && xs.iter().any(|x| (x + 0.01).abs() < 1e-5)
+        );
     }
 
     #[test]
     fn separated_boxes_have_no_contact_and_a_tilted_cube_rests_on_its_corners() {
         let b = cube(Vec3::ZERO, Quat::IDENTITY);
-        assert!(box_box(&cube(Vec3::new(0.0, 0.0, 0.06), Quat::IDENTITY), &b).iter().all(Option::is_none));
+        assert!(
+            box_box(&cube(Vec3::new(0.0, 0.0, 0.06), Quat::IDENTITY), &b)
+                .iter()
+                .all(Option::is_none)
+        );
         let tilted = cube(Vec3::new(0.0, 0.0, 0.025), Quat::from_rotation_x(0.3));
         let on = box_plane(&tilted, Vec3::new(1.0, 1.0, 0.0));
         let touching: Vec<_> = on.iter().flatten().filter(|p| p.depth > -1e-3).collect();
-        assert_eq!(touching.len(), 2, "one edge of a tilted cube touches: {on:?}");
+        assert_eq!(
+            touching.len(),
+            2,
+            "one edge of a tilted cube touches: {on:?}"
+        );
     }
 }

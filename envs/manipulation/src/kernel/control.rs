@@ -58,7 +58,8 @@ pub fn apply(arm: &Arm, mode: ControlMode, action: &[f32], sim: &mut Sim) {
         }
         ControlMode::PdJointDeltaPos => {
             for k in 0..ARM {
-                sim.targets[k] = (sim.q[k] + JOINT_STEP * a[k]).clamp(arm.limits[k].0, arm.limits[k].1);
+                sim.targets[k] =
+                    (sim.q[k] + JOINT_STEP * a[k]).clamp(arm.limits[k].0, arm.limits[k].1);
             }
         }
         ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose => {
@@ -126,7 +127,11 @@ fn solve6(a: &[[f32; 6]; 6], b: &[f32; 6]) -> [f32; 6] {
             for k in 0..j {
                 sum -= l[i][k] * l[j][k];
             }
-            l[i][j] = if i == j { sum.max(1e-12).sqrt() } else { sum / l[j][j] };
+            l[i][j] = if i == j {
+                sum.max(1e-12).sqrt()
+            } else {
+                sum / l[j][j]
+            };
         }
     }
     let mut y = [0.0f32; 6];

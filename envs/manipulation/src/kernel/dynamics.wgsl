@@ -1,8 +1,7 @@
-// The kernel physics on the GPU, part 1 of 3: quaternions, the arm's
+// The kernel physics on the GPU, part 1 of 4: quaternions, the arm's
 // description (from the parameter block), forward kinematics, the mass
-// matrix, the velocity bias, the Cholesky inverse, and one physics stride
-// (drives, limits, contacts by projected Gauss–Seidel, integration) —
-// kernel/arm.rs and kernel/physics.rs line for line.
+// matrix, the velocity bias and the Cholesky inverse — kernel/arm.rs and
+// kernel/physics.rs line for line.
 
 struct Params {
     num_envs: u32,

@@ -1,5 +1,5 @@
 //! The GPU backend of the kernel physics: [`KernelModel`] as a WGSL compute
-//! shader (`dynamics.wgsl`, `contacts.wgsl`, then `task.wgsl`), its constants
+//! shader (`dynamics.wgsl`, `collide.wgsl`, `solver.wgsl`, then `task.wgsl`), its constants
 //! and the arm's description generated here from the Rust values so the two
 //! sides cannot drift apart, run by [`proprio_gpu::ChunkedGpuKernel`]: one
 //! dispatch per control step with the substeps and the autoreset inside.
@@ -21,8 +21,6 @@ use std::mem::offset_of;
 /// Steps N manipulation envs of the kernel physics on a GPU through wgpu.
 pub type KernelGpu = ChunkedGpuKernel<KernelModel>;
 
-/// Where each part of the arm's description starts in the parameter block's float array.
-
 /// The arm as floats (per-joint blocks, then the shapes), with the offset of each block.
 fn arm_floats(arm: &Arm) -> (Vec<f32>, Vec<(&'static str, usize)>) {
     let mut v: Vec<f32> = Vec::new();
@@ -33,20 +31,34 @@ fn arm_floats(arm: &Arm) -> (Vec<f32>, Vec<(&'static str, usize)>) {
             v.extend(f(j));
         }
     };
-    block("A_PARENT", &mut v, &|j| vec![arm.parent[j].map_or(-1.0, |p| p as f32)]);
-    block("A_ORIGIN_ROT", &mut v, &|j| arm.origin[j].0.to_array().to_vec());
-    block("A_ORIGIN_POS", &mut v, &|j| arm.origin[j].1.to_array().to_vec());
+    block("A_PARENT", &mut v, &|j| {
+        vec![arm.parent[j].map_or(-1.0, |p| p as f32)]
+    });
+    block("A_ORIGIN_ROT", &mut v, &|j| {
+        arm.origin[j].0.to_array().to_vec()
+    });
+    block("A_ORIGIN_POS", &mut v, &|j| {
+        arm.origin[j].1.to_array().to_vec()
+    });
     block("A_AXIS", &mut v, &|j| arm.axis[j].to_array().to_vec());
-    block("A_REVOLUTE", &mut v, &|j| vec![f32::from(u8::from(arm.revolute[j]))]);
+    block("A_REVOLUTE", &mut v, &|j| {
+        vec![f32::from(u8::from(arm.revolute[j]))]
+    });
     block("A_MASS", &mut v, &|j| vec![arm.mass[j]]);
     block("A_COM", &mut v, &|j| arm.com[j].to_array().to_vec());
-    block("A_INERTIA", &mut v, &|j| arm.inertia[j].to_cols_array().to_vec());
+    block("A_INERTIA", &mut v, &|j| {
+        arm.inertia[j].to_cols_array().to_vec()
+    });
     block("A_LOW", &mut v, &|j| vec![arm.limits[j].0]);
     block("A_HIGH", &mut v, &|j| vec![arm.limits[j].1]);
     block("A_EFFORT", &mut v, &|j| vec![arm.effort[j]]);
     block("A_KP", &mut v, &|j| vec![arm.gains[j].0]);
     block("A_KD", &mut v, &|j| vec![arm.gains[j].1]);
-    block("A_ANCESTOR", &mut v, &|b| (0..DOF).map(|j| f32::from(u8::from(arm.ancestor[b][j]))).collect());
+    block("A_ANCESTOR", &mut v, &|b| {
+        (0..DOF)
+            .map(|j| f32::from(u8::from(arm.ancestor[b][j])))
+            .collect()
+    });
     offsets.push(("A_BOX", v.len()));
     for b in &arm.boxes {
         v.push(b.body as f32);
@@ -162,7 +174,8 @@ fn shader_source(arm: &Arm) -> String {
         &[
             &header,
             include_str!("dynamics.wgsl"),
-            include_str!("contacts.wgsl"),
+            include_str!("collide.wgsl"),
+            include_str!("solver.wgsl"),
             include_str!("task.wgsl"),
         ],
     )
@@ -173,7 +186,7 @@ impl GpuModel for KernelModel {
     const NAME: &'static str = "manipulation";
     /// Everything but the contact impulses, which the shader reads and writes in place.
     const HOT: usize = offset_of!(Sim, contact_impulse) / 4;
-    /// The contact rows of one step (81 floats each, `contacts.wgsl`).
+    /// The contact rows of one step (81 floats each, `solver.wgsl`).
     const SCRATCH: usize = MAX_CONTACTS * 81;
 
     fn shader(&self) -> String {

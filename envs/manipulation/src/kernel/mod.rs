@@ -5,6 +5,9 @@
 //! tasks, observations, rewards, controllers and scripted policies as the
 //! rapier physics; `docs/envs.md` lists what it simplifies.
 
+// Index loops mirror the WGSL twin line for line (same arithmetic, same order).
+#![allow(clippy::needless_range_loop)]
+
 mod arm;
 mod collide;
 mod control;
@@ -14,14 +17,14 @@ mod physics;
 mod state;
 
 pub use arm::{Arm, BodyBox, BodySphere, DOF, Kinematics};
-pub use control::{IK_DAMPING, IK_ITERATIONS, from_rotation_vector, ik_step, rotation_vector};
 pub use collide::{MARGIN, Obb, Point, box_box, box_plane, sphere_box, sphere_plane};
+pub use control::{IK_DAMPING, IK_ITERATIONS, from_rotation_vector, ik_step, rotation_vector};
+#[cfg(feature = "gpu")]
+pub use gpu::KernelGpu;
 pub use physics::{
     BAUMGARTE, GRAVITY, ITERATIONS, MAX_CONTACTS, SLOP, cube_box, cube_mass, robot_box,
 };
 pub use state::{CUBE_FIELDS, CUBES, SLOTS, Sim};
-#[cfg(feature = "gpu")]
-pub use gpu::KernelGpu;
 
 use crate::config::Settings;
 use crate::controller::ControlState;
@@ -123,7 +126,12 @@ impl KernelModel {
         let mut sim: Sim = bytemuck::Zeroable::zeroed();
         sim.q = start.q;
         sim.targets = start.q;
-        for (i, (centre, yaw)) in start.cubes.iter().enumerate().take(self.settings.task.cubes()) {
+        for (i, (centre, yaw)) in start
+            .cubes
+            .iter()
+            .enumerate()
+            .take(self.settings.task.cubes())
+        {
             let r = Quat::from_rotation_z(*yaw);
             sim.cubes[i][..7].copy_from_slice(&[centre.x, centre.y, centre.z, r.x, r.y, r.z, r.w]);
         }
@@ -212,17 +220,27 @@ impl ChunkedModel for KernelModel {
     }
 
     fn check(&self, sim: &Sim) -> std::result::Result<(), String> {
-        for (i, c) in sim.cubes.iter().enumerate().take(self.settings.task.cubes()) {
+        for (i, c) in sim
+            .cubes
+            .iter()
+            .enumerate()
+            .take(self.settings.task.cubes())
+        {
             let norm = Quat::from_xyzw(c[3], c[4], c[5], c[6]).length();
             if (norm - 1.0).abs() > 1e-3 {
-                return Err(format!("cube {i}'s orientation is not a unit quaternion (length {norm})"));
+                return Err(format!(
+                    "cube {i}'s orientation is not a unit quaternion (length {norm})"
+                ));
             }
         }
         if sim.grasp.iter().any(|g| *g != 0.0 && *g != 1.0) {
             return Err("grasp flags must be 0 or 1".into());
         }
         if sim.held < 0.0 || sim.held.fract() != 0.0 {
-            return Err(format!("held must be a whole number of steps, got {}", sim.held));
+            return Err(format!(
+                "held must be a whole number of steps, got {}",
+                sim.held
+            ));
         }
         Ok(())
     }
@@ -230,7 +248,13 @@ impl ChunkedModel for KernelModel {
     fn step(&self, sim: &mut Sim, action: &[f32], info: &mut Info) -> Stepped {
         let out = self.control_step(sim, action);
         let t = task_state(sim);
-        task::write_info(info, &self.settings, &Measured::new(&self.arm, sim), &t, Some(&out));
+        task::write_info(
+            info,
+            &self.settings,
+            &Measured::new(&self.arm, sim),
+            &t,
+            Some(&out),
+        );
         Stepped {
             reward: out.reward,
             terminated: out.success,
@@ -239,11 +263,22 @@ impl ChunkedModel for KernelModel {
     }
 
     fn start_info(&self, sim: &Sim, info: &mut Info) {
-        task::write_info(info, &self.settings, &Measured::new(&self.arm, sim), &task_state(sim), None);
+        task::write_info(
+            info,
+            &self.settings,
+            &Measured::new(&self.arm, sim),
+            &task_state(sim),
+            None,
+        );
     }
 
     fn observe(&self, sim: &Sim, obs: &mut [f32]) {
-        task::observe(&self.settings, &Measured::new(&self.arm, sim), &task_state(sim), obs);
+        task::observe(
+            &self.settings,
+            &Measured::new(&self.arm, sim),
+            &task_state(sim),
+            obs,
+        );
     }
 
     fn scene(&self, sim: &Sim, scene: &mut Scene) {

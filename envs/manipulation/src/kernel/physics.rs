@@ -5,8 +5,8 @@
 use super::arm::{Arm, BOXES, DOF, Kinematics};
 use super::collide::{self, Obb, Point};
 use super::state::{CUBE_FIELDS, CUBES, Sim, slot};
-use crate::world::TOUCH;
 use crate::scene::{CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
+use crate::world::TOUCH;
 use arrayvec::ArrayVec;
 use glam::{Mat3, Quat, Vec3};
 
@@ -75,7 +75,12 @@ pub fn robot_box(arm: &Arm, k: &Kinematics, r: usize) -> Obb {
 
 /// Two unit tangents of `n`, a continuous function of it.
 fn tangents(n: Vec3) -> (Vec3, Vec3) {
-    let t1 = if n.z.abs() < 0.9 { n.cross(Vec3::Z) } else { n.cross(Vec3::X) }.normalize();
+    let t1 = if n.z.abs() < 0.9 {
+        n.cross(Vec3::Z)
+    } else {
+        n.cross(Vec3::X)
+    }
+    .normalize();
     (t1, n.cross(t1))
 }
 
@@ -88,7 +93,11 @@ fn inverse(m: &[[f32; DOF]; DOF]) -> [[f32; DOF]; DOF] {
             for k in 0..j {
                 sum -= l[i][k] * l[j][k];
             }
-            l[i][j] = if i == j { sum.max(1e-12).sqrt() } else { sum / l[j][j] };
+            l[i][j] = if i == j {
+                sum.max(1e-12).sqrt()
+            } else {
+                sum / l[j][j]
+            };
         }
     }
     let mut inv = [[0.0f32; DOF]; DOF];
@@ -220,7 +229,8 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
                     row.robot = true;
                     for d in 0..3 {
                         for j in 0..DOF {
-                            row.jr[d][j] += sign * arm.point_jacobian(&k, b, at, j).dot(row.dirs[d]);
+                            row.jr[d][j] +=
+                                sign * arm.point_jacobian(&k, b, at, j).dot(row.dirs[d]);
                         }
                     }
                 }
@@ -260,7 +270,12 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
         let (kp, kd) = arm.gains[j];
         let soft = h * (kd + h * kp);
         let target = kp * (sim.targets[j] - sim.q[j]) / (kd + h * kp);
-        drive[j] = (soft, target, arm.effort[j] * h, 1.0 / (1.0 + soft * minv[j][j]));
+        drive[j] = (
+            soft,
+            target,
+            arm.effort[j] * h,
+            1.0 / (1.0 + soft * minv[j][j]),
+        );
         let warm = sim.drive_impulse[j].clamp(-drive[j].2, drive[j].2);
         sim.drive_impulse[j] = warm;
         for c in 0..DOF {
@@ -277,7 +292,11 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
             (-1.0, high - sim.q[j])
         };
         if gap <= 0.2 {
-            let floor = if gap >= 0.0 { -gap / h } else { -BAUMGARTE * gap / h };
+            let floor = if gap >= 0.0 {
+                -gap / h
+            } else {
+                -BAUMGARTE * gap / h
+            };
             limits.push((j, sign, floor, 1.0 / minv[j][j]));
         }
     }
@@ -387,7 +406,10 @@ fn detect(
         (boxes[n], sides[n]) = if n < cubes {
             (cube_box(sim, n), Side::Cube(n))
         } else {
-            (robot_box(arm, k, n - cubes), Side::Link(arm.boxes[n - cubes].body))
+            (
+                robot_box(arm, k, n - cubes),
+                Side::Link(arm.boxes[n - cubes].body),
+            )
         };
     }
     for n in 0..count {

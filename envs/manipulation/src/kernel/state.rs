@@ -87,7 +87,8 @@ mod triples {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[[f32; 3]; SLOTS], D::Error> {
         let list = Vec::<[f32; 3]>::deserialize(d)?;
         let n = list.len();
-        list.try_into()
-            .map_err(|_| D::Error::custom(format!("contact_impulse needs {SLOTS} entries, got {n}")))
+        list.try_into().map_err(|_| {
+            D::Error::custom(format!("contact_impulse needs {SLOTS} entries, got {n}"))
+        })
     }
 }

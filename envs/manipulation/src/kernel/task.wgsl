@@ -1,6 +1,6 @@
-// The kernel physics on the GPU, part 3 of 3: the controllers
+// The kernel physics on the GPU, part 4 of 4: the controllers
 // (kernel/control.rs), what the tasks measure, their progress, reward and
-// success (task.rs), the observation and info, and one control stride.
+// success (task.rs), the observation and info, and one control step.
 
 // ---- controllers ----
 
@@ -68,7 +68,7 @@ fn solve6(a: array<f32, 36>, b: array<f32, 6>) -> array<f32, 6> {
     return x;
 }
 
-// One damped-least-squares stride of the targets towards the TCP pose.
+// One damped-least-squares step of the targets towards the TCP pose.
 fn ik_step(position: vec3<f32>, rotation: vec4<f32>) {
     for (var j = 0u; j < DOF; j++) {
         kq[j] = s[F_TARGETS + j];
@@ -141,8 +141,8 @@ fn apply_control(i: u32) {
         }
         kinematics();
         let tcp = tcp_pose()[0].xyz;
-        let stride = vec3<f32>(a[0], a[1], a[2]) * EE_STEP;
-        let position = clamp(tcp + stride, vec3<f32>(EE_LOW_X, EE_LOW_Y, EE_LOW_Z), vec3<f32>(EE_HIGH_X, EE_HIGH_Y, EE_HIGH_Z));
+        let shift = vec3<f32>(a[0], a[1], a[2]) * EE_STEP;
+        let position = clamp(tcp + shift, vec3<f32>(EE_LOW_X, EE_LOW_Y, EE_LOW_Z), vec3<f32>(EE_HIGH_X, EE_HIGH_Y, EE_HIGH_Z));
         s[F_EE_POSITION] = position.x;
         s[F_EE_POSITION + 1u] = position.y;
         s[F_EE_POSITION + 2u] = position.z;
@@ -252,7 +252,7 @@ fn progress() -> Progress {
     return Progress(select(score, 1.0, done), done, d);
 }
 
-// ---- one control stride, the observation and the info ----
+// ---- one control step, the observation and the info ----
 
 fn finite(v: f32) -> bool {
     return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u;
