@@ -51,6 +51,10 @@ pub type MakeScripted = Box<dyn Fn(&EnvSpec) -> Result<Box<dyn Agent + Send>> + 
 /// trained on (`proprio reward-model fit-clip`).
 pub type Caption = fn(obs: &[f32]) -> Option<String>;
 
+/// Completes a config recorded by a run written before runs kept their whole
+/// env config, with the defaults it was trained under (a family whose default changed since).
+pub type Legacy = fn(config: &mut Value);
+
 struct Registered {
     entry: EnvEntry,
     default_config: Value,
@@ -58,6 +62,7 @@ struct Registered {
     make_vec: MakeVecEnv,
     scripted: Option<MakeScripted>,
     caption: Option<Caption>,
+    legacy: Option<Legacy>,
 }
 
 /// All known envs, by id.
@@ -184,6 +189,7 @@ impl Registry {
                 make_vec,
                 scripted: None,
                 caption: None,
+                legacy: None,
             },
         );
     }
@@ -198,6 +204,19 @@ impl Registry {
     pub fn register_caption(&mut self, id: &str, caption: Caption) -> Result<()> {
         self.get_mut(id)?.caption = Some(caption);
         Ok(())
+    }
+
+    /// Registers how configs of `id` recorded by older runs are completed.
+    pub fn register_legacy(&mut self, id: &str, legacy: Legacy) -> Result<()> {
+        self.get_mut(id)?.legacy = Some(legacy);
+        Ok(())
+    }
+
+    /// Completes a config of `id` that an older run recorded (see [`Legacy`]); unknown ids are left alone.
+    pub fn complete_legacy(&self, id: &str, config: &mut Value) {
+        if let Ok(Some(legacy)) = self.get(id).map(|r| r.legacy) {
+            legacy(config);
+        }
     }
 
     /// How `id`'s observations are captioned.

@@ -10,7 +10,7 @@ use crate::env::EnvSource;
 use crate::learner::{self, Learner};
 use crate::policy::Policy;
 use crate::recording::{RecordOptions, record_policy};
-use crate::run::{Algo, Run, RunInfo, default_dir, load_run};
+use crate::run::{Algo, RUN_FORMAT, Run, RunInfo, default_dir, load_run};
 use proprio::Space;
 use proprio::serde_json::{Map, Value, json};
 use std::fs;
@@ -166,12 +166,18 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
     let config = merged(config, &request.overrides)?;
     let info = RunInfo {
         algo: request.algo,
-        env: request.env,
+        // The whole env config, every default spelled out: a later change of a
+        // default (the manipulation physics') does not change this run.
+        env: EnvSource {
+            config: spec.config.clone(),
+            ..request.env
+        },
         seed: request.seed,
         backend: request.backend,
         threads: request.threads,
         config,
         video_every: request.video_every,
+        format: RUN_FORMAT,
     };
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
     let mut learner = build(&info, None)?;

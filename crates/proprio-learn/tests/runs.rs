@@ -447,3 +447,48 @@ fn checkpoints_from_before_policy_json_still_load_and_act_as_evaluated() {
         );
     }
 }
+
+/// A run records its whole env config (a later change of a default cannot move
+/// it); a run recorded before that is completed with its family's old
+/// defaults: a manipulation run without `physics` stays on rapier.
+#[test]
+fn runs_record_every_env_default_and_old_manipulation_runs_stay_on_rapier() {
+    let dir = Scratch::new("learn-env-config");
+    let run = train(request(
+        Algo::Ppo,
+        "classic/cartpole-v1",
+        tiny_ppo(),
+        dir.join("new"),
+    ))
+    .unwrap();
+    let (info, _, _) = proprio_learn::run::load_run(&run).unwrap();
+    assert_eq!(info.format, proprio_learn::run::RUN_FORMAT);
+    assert_eq!(
+        info.env.config["max_episode_steps"], 500,
+        "{:?}",
+        info.env.config
+    );
+
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/old-runs/ppo-cartpole");
+    let old = dir.join("old");
+    std::fs::create_dir_all(old.join("checkpoint")).unwrap();
+    // No manifest: its hashes would (rightly) call the edited run.json corrupt.
+    for file in ["checkpoint/state.json"] {
+        std::fs::copy(fixture.join(file), old.join(file)).unwrap();
+    }
+    let mut recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture.join("run.json")).unwrap()).unwrap();
+    assert!(
+        recorded.get("format").is_none(),
+        "the fixture predates the format"
+    );
+    recorded["env"]["id"] = json!("manipulation/reach-v0");
+    recorded["env"]["config"] = json!({"control": "pd_ee_delta_pos"});
+    std::fs::write(old.join("run.json"), recorded.to_string()).unwrap();
+    let (info, _, _) = proprio_learn::run::load_run(&old).unwrap();
+    assert_eq!(
+        info.env.config,
+        json!({"control": "pd_ee_delta_pos", "physics": "rapier"})
+    );
+}

@@ -35,9 +35,10 @@ impl ControlMode {
 #[serde(rename_all = "snake_case")]
 pub enum Engine {
     /// rapier3d: one world per env, the reference physics.
-    #[default]
     Rapier,
-    /// The batched kernel: articulated arm, free cubes and contacts in one block of floats per env.
+    /// The batched kernel (the default): articulated arm, free cubes and
+    /// contacts in one block of floats per env, on CPU threads or a GPU.
+    #[default]
     Kernel,
 }
 

@@ -211,4 +211,20 @@ pub fn register(registry: &mut Registry) {
     registry
         .register_caption(REACH.id, captions::reach)
         .expect("reach was registered on the line above");
+    for entry in [REACH, PUSH_CUBE, PICK_CUBE, STACK_CUBE] {
+        registry
+            .register_legacy(entry.id, rapier_before_the_kernel)
+            .expect("the task was registered above");
+    }
+}
+
+/// Runs written before the kernel physics became the default recorded no
+/// `physics` key: they were trained on rapier, and stay on it.
+fn rapier_before_the_kernel(config: &mut Value) {
+    if config.is_null() {
+        *config = Value::Object(Default::default());
+    }
+    if let Value::Object(map) = config {
+        map.entry("physics").or_insert_with(|| "rapier".into());
+    }
 }

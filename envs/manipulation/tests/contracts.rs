@@ -1,6 +1,7 @@
-//! The foundation's contracts hold for the manipulation envs: seeding and
-//! determinism across batch sizes and threads, autoreset, bit-identical
-//! snapshots of the whole rapier world, validation, blow-up truncation.
+//! The foundation's contracts hold for the manipulation envs on the rapier
+//! physics: seeding and determinism across batch sizes and threads,
+//! autoreset, bit-identical snapshots of the whole rapier world, validation,
+//! blow-up truncation (`kernel_contracts.rs`: the same for the kernel physics).
 
 use glam::Vec3;
 use proprio_core::ActMode;
@@ -14,13 +15,18 @@ fn registry() -> Registry {
     r
 }
 
+/// The rapier physics (the family's default is the kernel).
+fn rapier() -> Value {
+    json!({"physics": "rapier"})
+}
+
 fn venv(id: &str, n: usize, threads: usize, autoreset: AutoresetMode) -> Box<dyn VecEnv> {
     let options = VecOptions {
         autoreset,
         threads: Some(threads),
         ..VecOptions::default()
     };
-    registry().make_vec(id, n, &Value::Null, options).unwrap()
+    registry().make_vec(id, n, &rapier(), options).unwrap()
 }
 
 /// Actions for env i at step t, independent of the batch size.
@@ -140,12 +146,12 @@ fn rollout(env: &mut dyn proprio_core::Env, steps: u64) -> Vec<(Vec<f32>, f64, b
 fn a_snapshot_continues_bit_for_bit_through_json() {
     let r = registry();
     for id in ["manipulation/pick-cube-v0", "manipulation/stack-cube-v0"] {
-        let mut env = r.make(id, &Value::Null).unwrap();
+        let mut env = r.make(id, &rapier()).unwrap();
         env.reset(Some(2), None).unwrap();
         rollout(env.as_mut(), 17);
         let state = json_round_trip(&env.snapshot().unwrap());
         let expected = rollout(env.as_mut(), 70);
-        let mut other = r.make(id, &Value::Null).unwrap();
+        let mut other = r.make(id, &rapier()).unwrap();
         other.reset(Some(99), None).unwrap();
         rollout(other.as_mut(), 5);
         let mut obs = vec![0.0; other.spec().observation_space.flat_dim()];
@@ -157,7 +163,7 @@ fn a_snapshot_continues_bit_for_bit_through_json() {
 #[test]
 fn nan_actions_are_rejected_and_out_of_range_ones_clipped() {
     let r = registry();
-    let mut env = r.make("manipulation/push-cube-v0", &Value::Null).unwrap();
+    let mut env = r.make("manipulation/push-cube-v0", &rapier()).unwrap();
     let (obs, _) = env.reset(Some(0), None).unwrap();
     for bad in [[f32::NAN, 0.0, 0.0, 0.0], [0.0, f32::INFINITY, 0.0, 0.0]] {
         let err = env.step(&bad).expect_err("rejected");
@@ -165,7 +171,7 @@ fn nan_actions_are_rejected_and_out_of_range_ones_clipped() {
     }
     assert!(env.step(&[0.0; 3]).is_err(), "wrong length");
     assert_eq!(env.snapshot().unwrap().elapsed_steps, 0, "nothing moved");
-    let mut same = r.make("manipulation/push-cube-v0", &Value::Null).unwrap();
+    let mut same = r.make("manipulation/push-cube-v0", &rapier()).unwrap();
     assert_eq!(same.reset(Some(0), None).unwrap().0, obs);
     let far = env.step(&[0.0, 7.0, -3.0, 1.0]).unwrap();
     let clipped = same.step(&[0.0, 1.0, -1.0, 1.0]).unwrap();
@@ -178,7 +184,7 @@ fn nan_actions_are_rejected_and_out_of_range_ones_clipped() {
 #[test]
 fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
     let r = registry();
-    let mut env = r.make("manipulation/pick-cube-v0", &Value::Null).unwrap();
+    let mut env = r.make("manipulation/pick-cube-v0", &rapier()).unwrap();
     env.reset(Some(1), None).unwrap();
     let mut snapshot = env.snapshot().unwrap();
     let mut state: ManipState =
@@ -208,11 +214,11 @@ fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
 #[test]
 fn states_of_another_task_and_bad_configs_are_refused_clearly() {
     let r = registry();
-    let mut stack = r.make("manipulation/stack-cube-v0", &Value::Null).unwrap();
+    let mut stack = r.make("manipulation/stack-cube-v0", &rapier()).unwrap();
     stack.reset(Some(0), None).unwrap();
     let mut foreign = stack.snapshot().unwrap();
     foreign.env = None;
-    let mut pick = r.make("manipulation/pick-cube-v0", &Value::Null).unwrap();
+    let mut pick = r.make("manipulation/pick-cube-v0", &rapier()).unwrap();
     let mut obs = vec![0.0; 49];
     let err = pick.restore(&foreign, &mut obs).expect_err("refused");
     assert!(
@@ -237,7 +243,7 @@ fn states_of_another_task_and_bad_configs_are_refused_clearly() {
         ..VecOptions::default()
     };
     let err = r
-        .make_vec("manipulation/reach-v0", 2, &Value::Null, options)
+        .make_vec("manipulation/reach-v0", 2, &rapier(), options)
         .err()
         .unwrap();
     assert!(err.to_string().contains("cpu backend only"), "{err}");
@@ -253,7 +259,10 @@ fn every_controller_drives_the_arm_and_the_gripper() {
         ("pd_ee_delta_pose", 7),
     ] {
         let mut env = r
-            .make("manipulation/reach-v0", &json!({ "control": control }))
+            .make(
+                "manipulation/reach-v0",
+                &json!({ "physics": "rapier", "control": control }),
+            )
             .unwrap();
         assert_eq!(env.spec().action_space.flat_dim(), dim);
         let (start, _) = env.reset(Some(0), None).unwrap();
@@ -279,8 +288,8 @@ fn without_the_goal_in_the_state_the_rest_of_the_observation_is_unchanged() {
         ("manipulation/push-cube-v0", 49),
         ("manipulation/pick-cube-v0", 49),
     ] {
-        let mut full = registry.make_vec(id, 2, &Value::Null, options).unwrap();
-        let hidden = json!({"goal_in_state": false});
+        let mut full = registry.make_vec(id, 2, &rapier(), options).unwrap();
+        let hidden = json!({"physics": "rapier", "goal_in_state": false});
         let mut blind = registry.make_vec(id, 2, &hidden, options).unwrap();
         assert_eq!(blind.spec().observation_space.flat_dim(), full_dim - 6);
         full.reset(Some(4), None).unwrap();

@@ -194,6 +194,25 @@ fn every_controller_drives_the_arm_and_the_gripper() {
 }
 
 #[test]
+fn the_kernel_is_the_default_and_runs_recorded_without_the_key_stay_on_rapier() {
+    let r = registry();
+    let spec = r.spec("manipulation/pick-cube-v0", &Value::Null).unwrap();
+    assert_eq!(spec.config["physics"], "kernel");
+    let mut old = json!({"control": "pd_ee_delta_pos"});
+    r.complete_legacy("manipulation/pick-cube-v0", &mut old);
+    assert_eq!(
+        old,
+        json!({"control": "pd_ee_delta_pos", "physics": "rapier"})
+    );
+    let mut recorded = json!({"physics": "kernel"});
+    r.complete_legacy("manipulation/pick-cube-v0", &mut recorded);
+    assert_eq!(recorded["physics"], "kernel", "an explicit key is kept");
+    let mut none = Value::Null;
+    r.complete_legacy("manipulation/reach-v0", &mut none);
+    assert_eq!(none, json!({"physics": "rapier"}));
+}
+
+#[test]
 fn both_physics_start_episodes_alike_and_draw_the_same_parts() {
     let r = registry();
     for id in TASKS {

@@ -70,7 +70,15 @@ pub struct RunInfo {
     /// after every this many env steps (`None`: no videos).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video_every: Option<u64>,
+    /// How the run was recorded: [`RUN_FORMAT`] for runs that keep their whole
+    /// env config (every default spelled out); 0 (absent) for older ones,
+    /// whose configs the env's family completes with the defaults of their day.
+    #[serde(default)]
+    pub format: u32,
 }
+
+/// The format new runs are written in (see [`RunInfo::format`]).
+pub const RUN_FORMAT: u32 = 1;
 
 /// Where training stands, saved with every checkpoint (`checkpoint/state.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -315,7 +323,10 @@ pub fn load_run(path: &Path) -> Result<(RunInfo, Progress, PathBuf)> {
             ),
         });
     };
-    let info = read_json(&dir.join(INFO))?;
+    let mut info: RunInfo = read_json(&dir.join(INFO))?;
+    if info.format < RUN_FORMAT {
+        proprio::registry().complete_legacy(&info.env.id, &mut info.env.config);
+    }
     let checkpoint = open_checkpoint(&dir)?;
     let progress = read_json(&checkpoint.join(STATE))?;
     Ok((info, progress, checkpoint))
