@@ -474,9 +474,8 @@ fn runs_record_every_env_default_and_old_manipulation_runs_stay_on_rapier() {
     let old = dir.join("old");
     std::fs::create_dir_all(old.join("checkpoint")).unwrap();
     // No manifest: its hashes would (rightly) call the edited run.json corrupt.
-    for file in ["checkpoint/state.json"] {
-        std::fs::copy(fixture.join(file), old.join(file)).unwrap();
-    }
+    let state = "checkpoint/state.json";
+    std::fs::copy(fixture.join(state), old.join(state)).unwrap();
     let mut recorded: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture.join("run.json")).unwrap()).unwrap();
     assert!(
