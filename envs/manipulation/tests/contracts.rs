@@ -6,14 +6,11 @@
 use glam::Vec3;
 use proprio_core::ActMode;
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{AutoresetMode, Error, Registry, VecEnv, VecOptions};
+use proprio_core::{AutoresetMode, Error, VecEnv, VecOptions};
 use proprio_manipulation::{ManipState, Scene};
 
-fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_manipulation::register(&mut r);
-    r
-}
+mod support;
+use support::registry;
 
 /// The rapier physics (the family's default is the kernel).
 fn rapier() -> Value {
@@ -125,39 +122,13 @@ fn same_step_autoreset_keeps_the_final_observation_of_a_success() {
     panic!("the scripted reach never succeeded");
 }
 
-fn json_round_trip(state: &proprio_core::State) -> proprio_core::State {
-    proprio_core::serde_json::from_str(&proprio_core::serde_json::to_string(state).unwrap())
-        .unwrap()
-}
-
-fn rollout(env: &mut dyn proprio_core::Env, steps: u64) -> Vec<(Vec<f32>, f64, bool, bool)> {
-    let space = env.spec().action_space.clone();
-    let mut a = vec![0.0; space.flat_dim()];
-    (0..steps)
-        .map(|t| {
-            space.sample(&mut proprio_core::episode_rng(9, 0, t), &mut a);
-            let s = env.step(&a).unwrap();
-            (s.obs, s.reward, s.terminated, s.truncated)
-        })
-        .collect()
-}
-
 #[test]
 fn a_snapshot_continues_bit_for_bit_through_json() {
-    let r = registry();
-    for id in ["manipulation/pick-cube-v0", "manipulation/stack-cube-v0"] {
-        let mut env = r.make(id, &rapier()).unwrap();
-        env.reset(Some(2), None).unwrap();
-        rollout(env.as_mut(), 17);
-        let state = json_round_trip(&env.snapshot().unwrap());
-        let expected = rollout(env.as_mut(), 70);
-        let mut other = r.make(id, &rapier()).unwrap();
-        other.reset(Some(99), None).unwrap();
-        rollout(other.as_mut(), 5);
-        let mut obs = vec![0.0; other.spec().observation_space.flat_dim()];
-        other.restore(&state, &mut obs).unwrap();
-        assert!(rollout(other.as_mut(), 70) == expected, "{id}");
-    }
+    support::assert_snapshots_continue(
+        &rapier(),
+        &["manipulation/pick-cube-v0", "manipulation/stack-cube-v0"],
+        70,
+    );
 }
 
 #[test]
@@ -251,32 +222,7 @@ fn states_of_another_task_and_bad_configs_are_refused_clearly() {
 
 #[test]
 fn every_controller_drives_the_arm_and_the_gripper() {
-    let r = registry();
-    for (control, dim) in [
-        ("pd_joint_pos", 8),
-        ("pd_joint_delta_pos", 8),
-        ("pd_ee_delta_pos", 4),
-        ("pd_ee_delta_pose", 7),
-    ] {
-        let mut env = r
-            .make(
-                "manipulation/reach-v0",
-                &json!({ "physics": "rapier", "control": control }),
-            )
-            .unwrap();
-        assert_eq!(env.spec().action_space.flat_dim(), dim);
-        let (start, _) = env.reset(Some(0), None).unwrap();
-        let mut action = vec![0.3; dim];
-        action[dim - 1] = -1.0;
-        let mut last = start.clone();
-        for _ in 0..10 {
-            last = env.step(&action).unwrap().obs.to_vec();
-        }
-        let moved =
-            Vec3::new(last[18], last[19], last[20]) - Vec3::new(start[18], start[19], start[20]);
-        assert!(moved.length() > 0.02, "{control}: TCP moved {moved}");
-        assert!(last[25] < 0.01, "{control}: gripper closed to {}", last[25]);
-    }
+    support::assert_every_controller_drives("rapier");
 }
 
 #[test]

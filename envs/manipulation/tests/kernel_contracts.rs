@@ -3,7 +3,7 @@
 //! refusals of bad states, blow-up truncation, every controller.
 
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{AutoresetMode, Registry, VecEnv, VecOptions};
+use proprio_core::{AutoresetMode, VecEnv, VecOptions};
 use proprio_manipulation::kernel::Sim;
 
 const TASKS: [&str; 4] = [
@@ -13,11 +13,8 @@ const TASKS: [&str; 4] = [
     "manipulation/stack-cube-v0",
 ];
 
-fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_manipulation::register(&mut r);
-    r
-}
+mod support;
+use support::registry;
 
 fn kernel() -> Value {
     json!({"physics": "kernel"})
@@ -76,39 +73,9 @@ fn trajectories_do_not_depend_on_batch_size_or_threads() {
     }
 }
 
-fn rollout(env: &mut dyn proprio_core::Env, steps: u64) -> Vec<(Vec<f32>, f64, bool, bool)> {
-    let space = env.spec().action_space.clone();
-    let mut a = vec![0.0; space.flat_dim()];
-    (0..steps)
-        .map(|t| {
-            space.sample(&mut proprio_core::episode_rng(9, 0, t), &mut a);
-            let s = env.step(&a).unwrap();
-            (s.obs, s.reward, s.terminated, s.truncated)
-        })
-        .collect()
-}
-
-fn through_json(state: &proprio_core::State) -> proprio_core::State {
-    proprio_core::serde_json::from_str(&proprio_core::serde_json::to_string(state).unwrap())
-        .unwrap()
-}
-
 #[test]
 fn a_snapshot_continues_bit_for_bit_through_json() {
-    let r = registry();
-    for id in TASKS {
-        let mut env = r.make(id, &kernel()).unwrap();
-        env.reset(Some(2), None).unwrap();
-        rollout(env.as_mut(), 17);
-        let state = through_json(&env.snapshot().unwrap());
-        let expected = rollout(env.as_mut(), 30);
-        let mut other = r.make(id, &kernel()).unwrap();
-        other.reset(Some(99), None).unwrap();
-        rollout(other.as_mut(), 5);
-        let mut obs = vec![0.0; other.spec().observation_space.flat_dim()];
-        other.restore(&state, &mut obs).unwrap();
-        assert!(rollout(other.as_mut(), 30) == expected, "{id}");
-    }
+    support::assert_snapshots_continue(&kernel(), &TASKS, 30);
 }
 
 /// The snapshot of a fresh pick-cube env, its kernel state and an observation buffer.
@@ -170,27 +137,7 @@ fn bad_states_are_refused_with_one_line_reasons() {
 
 #[test]
 fn every_controller_drives_the_arm_and_the_gripper() {
-    let r = registry();
-    for (control, dim) in [
-        ("pd_joint_pos", 8),
-        ("pd_joint_delta_pos", 8),
-        ("pd_ee_delta_pos", 4),
-        ("pd_ee_delta_pose", 7),
-    ] {
-        let config = json!({ "physics": "kernel", "control": control });
-        let mut env = r.make("manipulation/reach-v0", &config).unwrap();
-        assert_eq!(env.spec().action_space.flat_dim(), dim);
-        let (start, _) = env.reset(Some(0), None).unwrap();
-        let mut action = vec![0.3; dim];
-        action[dim - 1] = -1.0;
-        let mut last = start.clone();
-        for _ in 0..10 {
-            last = env.step(&action).unwrap().obs.to_vec();
-        }
-        let moved = glam::Vec3::from_slice(&last[18..21]) - glam::Vec3::from_slice(&start[18..21]);
-        assert!(moved.length() > 0.02, "{control}: TCP moved {moved}");
-        assert!(last[25] < 0.01, "{control}: gripper closed to {}", last[25]);
-    }
+    support::assert_every_controller_drives("kernel");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! least squares (the rapier physics' `ArmController`, same constants).
 
 use super::arm::{Arm, DOF};
+use super::physics::{cholesky, cholesky_solve};
 use super::state::Sim;
 use crate::config::ControlMode;
 use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP};
@@ -108,7 +109,7 @@ pub fn ik_step(arm: &Arm, q: &mut [f32; DOF], position: Vec3, rotation: Quat) {
             *cell = s;
         }
     }
-    let y = solve6(&a, &error);
+    let y = cholesky_solve(&cholesky(&a), &error);
     for (j, col) in jac.iter().enumerate() {
         let mut dq = 0.0;
         for r in 0..6 {
@@ -116,39 +117,4 @@ pub fn ik_step(arm: &Arm, q: &mut [f32; DOF], position: Vec3, rotation: Quat) {
         }
         q[j] = (q[j] + dq).clamp(arm.limits[j].0, arm.limits[j].1);
     }
-}
-
-/// Solves `a x = b` for a symmetric positive-definite 6×6 `a` by Cholesky.
-fn solve6(a: &[[f32; 6]; 6], b: &[f32; 6]) -> [f32; 6] {
-    let mut l = [[0.0f32; 6]; 6];
-    for i in 0..6 {
-        for j in 0..=i {
-            let mut sum = a[i][j];
-            for k in 0..j {
-                sum -= l[i][k] * l[j][k];
-            }
-            l[i][j] = if i == j {
-                sum.max(1e-12).sqrt()
-            } else {
-                sum / l[j][j]
-            };
-        }
-    }
-    let mut y = [0.0f32; 6];
-    for i in 0..6 {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= l[i][k] * y[k];
-        }
-        y[i] = s / l[i][i];
-    }
-    let mut x = [0.0f32; 6];
-    for i in (0..6).rev() {
-        let mut s = y[i];
-        for k in i + 1..6 {
-            s -= l[k][i] * x[k];
-        }
-        x[i] = s / l[i][i];
-    }
-    x
 }

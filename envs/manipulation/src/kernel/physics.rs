@@ -84,12 +84,13 @@ fn tangents(n: Vec3) -> (Vec3, Vec3) {
     (t1, n.cross(t1))
 }
 
-/// The lower-triangular Cholesky factor of `m`, then `m⁻¹` (symmetric positive definite).
-fn inverse(m: &[[f32; DOF]; DOF]) -> [[f32; DOF]; DOF] {
-    let mut l = [[0.0f32; DOF]; DOF];
-    for i in 0..DOF {
+/// The lower-triangular Cholesky factor of a symmetric positive-definite `a`
+/// (pivots floored at 1e-12, so a degenerate matrix stays finite).
+pub(crate) fn cholesky<const N: usize>(a: &[[f32; N]; N]) -> [[f32; N]; N] {
+    let mut l = [[0.0f32; N]; N];
+    for i in 0..N {
         for j in 0..=i {
-            let mut sum = m[i][j];
+            let mut sum = a[i][j];
             for k in 0..j {
                 sum -= l[i][k] * l[j][k];
             }
@@ -100,22 +101,40 @@ fn inverse(m: &[[f32; DOF]; DOF]) -> [[f32; DOF]; DOF] {
             };
         }
     }
+    l
+}
+
+/// Solves `L Lᵀ x = b` with the factor `l`.
+pub(crate) fn cholesky_solve<const N: usize>(l: &[[f32; N]; N], b: &[f32; N]) -> [f32; N] {
+    let mut y = [0.0f32; N];
+    for i in 0..N {
+        let mut s = b[i];
+        for k in 0..i {
+            s -= l[i][k] * y[k];
+        }
+        y[i] = s / l[i][i];
+    }
+    let mut x = [0.0f32; N];
+    for i in (0..N).rev() {
+        let mut s = y[i];
+        for k in i + 1..N {
+            s -= l[k][i] * x[k];
+        }
+        x[i] = s / l[i][i];
+    }
+    x
+}
+
+/// `m⁻¹` of a symmetric positive-definite `m`, column by column.
+fn inverse(m: &[[f32; DOF]; DOF]) -> [[f32; DOF]; DOF] {
+    let l = cholesky(m);
     let mut inv = [[0.0f32; DOF]; DOF];
     for c in 0..DOF {
-        let mut y = [0.0f32; DOF];
+        let mut unit = [0.0f32; DOF];
+        unit[c] = 1.0;
+        let x = cholesky_solve(&l, &unit);
         for i in 0..DOF {
-            let mut s = if i == c { 1.0 } else { 0.0 };
-            for k in 0..i {
-                s -= l[i][k] * y[k];
-            }
-            y[i] = s / l[i][i];
-        }
-        for i in (0..DOF).rev() {
-            let mut s = y[i];
-            for k in i + 1..DOF {
-                s -= l[k][i] * inv[k][c];
-            }
-            inv[i][c] = s / l[i][i];
+            inv[i][c] = x[i];
         }
     }
     inv
