@@ -18,8 +18,8 @@ prepare)
     cargo build --locked --release -p proprio-manipulation --example gpu_bench
     mkdir -p .gpu
     strip -o .gpu/gpu_bench target/release/examples/gpu_bench
-    grep -qx '/.gpu/' .git/info/exclude || echo /.gpu/ >> .git/info/exclude
-    grep -qx '/.gl/' .git/info/exclude || echo /.gl/ >> .git/info/exclude
+    grep -qsx '/.gpu/' .git/info/exclude || echo /.gpu/ >> .git/info/exclude
+    grep -qsx '/.gl/' .git/info/exclude || echo /.gl/ >> .git/info/exclude
     if [ ! -d .gl ] || ! ls .gl/*.deb > /dev/null 2>&1; then
         mkdir -p .gl /tmp/amd64/partial
         o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
