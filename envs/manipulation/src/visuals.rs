@@ -3,22 +3,20 @@
 //! cylinders, the fingers, the table, the cubes), plus the goal marker.
 
 use crate::config::{Settings, TaskKind};
-use crate::kernel::{Arm, Sim};
 use crate::scene::Parts;
-use crate::scene::{BASE, CUBE_HALF, TABLE_HALF};
 use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
 use crate::world::Physics;
 use glam::{Quat, Vec3};
 use proprio_core::{Framing, Pose, Scene, SceneCamera, Shape, Visual};
 use rapier3d::prelude::*;
 
-const ARM: [f32; 4] = [0.92, 0.92, 0.90, 1.0];
-const FINGER: [f32; 4] = [0.20, 0.20, 0.22, 1.0];
-const TABLE: [f32; 4] = [0.62, 0.46, 0.30, 1.0];
-const CUBES: [[f32; 4]; 2] = [[0.85, 0.20, 0.15, 1.0], [0.15, 0.35, 0.85, 1.0]];
+pub(crate) const ARM: [f32; 4] = [0.92, 0.92, 0.90, 1.0];
+pub(crate) const FINGER: [f32; 4] = [0.20, 0.20, 0.22, 1.0];
+pub(crate) const TABLE: [f32; 4] = [0.62, 0.46, 0.30, 1.0];
+pub(crate) const CUBES: [[f32; 4]; 2] = [[0.85, 0.20, 0.15, 1.0], [0.15, 0.35, 0.85, 1.0]];
 const GOAL: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
 
-fn pose(translation: Vec3, rotation: Quat) -> Pose {
+pub(crate) fn pose(translation: Vec3, rotation: Quat) -> Pose {
     Pose {
         translation: translation.to_array(),
         rotation: rotation.to_array(),
@@ -99,49 +97,8 @@ pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, sce
     dress(s, t, p.tcp(parts).0, scene);
 }
 
-/// Draws the kernel's arm (its URDF shapes), the table and the cubes of `sim`, and the goal.
-pub fn kernel(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scene) {
-    let k = arm.kinematics(&sim.q);
-    for (body, centre, rotation, shape) in &arm.visuals {
-        let (r, o) = match body {
-            Some(b) => (k.rotation[*b], k.origin[*b]),
-            None => (Quat::IDENTITY, Vec3::from(BASE)),
-        };
-        let colour = match shape {
-            Shape::Cuboid { .. } if body.is_some_and(|b| b >= 7) => FINGER,
-            _ => ARM,
-        };
-        scene.bodies.push(Visual::new(
-            *shape,
-            pose(o + r * *centre, r * *rotation),
-            colour,
-        ));
-    }
-    scene.bodies.push(Visual::new(
-        Shape::Cuboid {
-            half_extents: TABLE_HALF,
-        },
-        pose(Vec3::new(0.0, 0.0, -TABLE_HALF[2]), Quat::IDENTITY),
-        TABLE,
-    ));
-    for i in 0..s.task.cubes() {
-        let c = &sim.cubes[i];
-        scene.bodies.push(Visual::new(
-            Shape::Cuboid {
-                half_extents: [CUBE_HALF; 3],
-            },
-            pose(
-                Vec3::new(c[0], c[1], c[2]),
-                Quat::from_xyzw(c[3], c[4], c[5], c[6]),
-            ),
-            CUBES[i % CUBES.len()],
-        ));
-    }
-    dress(s, t, arm.tcp(&k).0, scene);
-}
-
 /// The goal marker, the step length, the framing and the cameras (the TCP's travel with it).
-fn dress(s: &Settings, t: &TaskState, tcp: Vec3, scene: &mut Scene) {
+pub(crate) fn dress(s: &Settings, t: &TaskState, tcp: Vec3, scene: &mut Scene) {
     let goal = Vec3::from(t.goal);
     let marker = match s.task {
         TaskKind::Reach => Some(Shape::Sphere {

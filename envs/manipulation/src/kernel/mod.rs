@@ -11,6 +11,7 @@
 mod arm;
 mod collide;
 mod control;
+mod draw;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod physics;
@@ -282,6 +283,6 @@ impl ChunkedModel for KernelModel {
     }
 
     fn scene(&self, sim: &Sim, scene: &mut Scene) {
-        crate::visuals::kernel(&self.settings, &self.arm, sim, &task_state(sim), scene);
+        draw::draw(&self.settings, &self.arm, sim, &task_state(sim), scene);
     }
 }

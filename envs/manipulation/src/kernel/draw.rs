@@ -1,0 +1,52 @@
+//! What a kernel-physics env looks like, for viewers: the arm's URDF shapes
+//! where the kernel's kinematics put them, the table, the cubes, and the
+//! goal and cameras the rapier physics draws too.
+
+use super::{Arm, Sim};
+use crate::config::Settings;
+use crate::scene::{BASE, CUBE_HALF, TABLE_HALF};
+use crate::task::TaskState;
+use crate::visuals::{ARM, CUBES, FINGER, TABLE, dress, pose};
+use glam::{Quat, Vec3};
+use proprio_core::{Scene, Shape, Visual};
+
+/// Draws the kernel's arm (its URDF shapes), the table and the cubes of `sim`, and the goal.
+pub fn draw(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scene) {
+    let k = arm.kinematics(&sim.q);
+    for (body, centre, rotation, shape) in &arm.visuals {
+        let (r, o) = match body {
+            Some(b) => (k.rotation[*b], k.origin[*b]),
+            None => (Quat::IDENTITY, Vec3::from(BASE)),
+        };
+        let colour = match shape {
+            Shape::Cuboid { .. } if body.is_some_and(|b| b >= 7) => FINGER,
+            _ => ARM,
+        };
+        scene.bodies.push(Visual::new(
+            *shape,
+            pose(o + r * *centre, r * *rotation),
+            colour,
+        ));
+    }
+    scene.bodies.push(Visual::new(
+        Shape::Cuboid {
+            half_extents: TABLE_HALF,
+        },
+        pose(Vec3::new(0.0, 0.0, -TABLE_HALF[2]), Quat::IDENTITY),
+        TABLE,
+    ));
+    for i in 0..s.task.cubes() {
+        let c = &sim.cubes[i];
+        scene.bodies.push(Visual::new(
+            Shape::Cuboid {
+                half_extents: [CUBE_HALF; 3],
+            },
+            pose(
+                Vec3::new(c[0], c[1], c[2]),
+                Quat::from_xyzw(c[3], c[4], c[5], c[6]),
+            ),
+            CUBES[i % CUBES.len()],
+        ));
+    }
+    dress(s, t, arm.tcp(&k).0, scene);
+}
