@@ -181,11 +181,14 @@ impl<M: GpuModel> ChunkedGpuKernel<M> {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let scratch = storage(
-            "scratch",
-            floats(num_envs.div_ceil(CHUNK) * CHUNK * M::SCRATCH),
-            wgpu::BufferUsages::empty(),
-        );
+        // The family's workspace, only if it declares one (binding 6).
+        let scratch = (M::SCRATCH > 0).then(|| {
+            storage(
+                "scratch",
+                floats(num_envs.div_ceil(CHUNK) * CHUNK * M::SCRATCH),
+                wgpu::BufferUsages::empty(),
+            )
+        });
         let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
             contents: &model.params(num_envs, obs_dim),
@@ -194,10 +197,9 @@ impl<M: GpuModel> ChunkedGpuKernel<M> {
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(M::NAME),
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                &params, &state, &staged, &actions, &commands, &outputs, &scratch,
-            ][..if M::SCRATCH > 0 { 7 } else { 6 }]
-                .iter()
+            entries: &[&params, &state, &staged, &actions, &commands, &outputs]
+                .into_iter()
+                .chain(scratch.as_ref())
                 .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry {
                     binding: i as u32,

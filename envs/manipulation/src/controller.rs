@@ -17,9 +17,10 @@ pub const EE_TURN: f32 = 0.1;
 pub const FINGER_RANGE: (f32, f32) = (0.0, 0.04);
 /// The box the end-effector target stays in (world frame, m): above the table, within reach.
 pub const EE_BOUNDS: ([f32; 3], [f32; 3]) = ([-0.45, -0.5, 0.0], [0.35, 0.5, 0.7]);
-/// Damped-least-squares iterations per control step, and their damping λ.
-const IK_ITERATIONS: usize = 4;
-const IK_DAMPING: f64 = 0.05;
+/// Damped-least-squares iterations per control step, and their damping λ
+/// (the kernel physics' `f32` IK uses the same).
+pub(crate) const IK_ITERATIONS: usize = 4;
+pub(crate) const IK_DAMPING: f64 = 0.05;
 
 /// What a controller carries from one control step to the next.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -39,7 +40,8 @@ pub struct ArmController {
     limits: [(f32, f32); 7],
 }
 
-fn lerp((low, high): (f32, f32), a: f32) -> f32 {
+/// The point of `[low, high]` that action component `a` (clipped to [−1, 1]) names.
+pub(crate) fn lerp((low, high): (f32, f32), a: f32) -> f32 {
     low + (a.clamp(-1.0, 1.0) + 1.0) * 0.5 * (high - low)
 }
 

@@ -95,15 +95,8 @@ fn gpu_kernel_matches_the_cpu_reference() {
         let mut cpu = make(&registry, id, &config, Backend::Cpu).unwrap();
         // The scripted policies drive the end effector; the joint controllers get random actions.
         let scripted = control.starts_with("pd_ee");
-        let ee_config = json!({"physics": "kernel"});
-        let mut policy = registry
-            .scripted(
-                id,
-                make(&registry, id, &ee_config, Backend::Cpu)
-                    .unwrap()
-                    .spec(),
-            )
-            .unwrap();
+        let ee_spec = registry.spec(id, &json!({"physics": "kernel"})).unwrap();
+        let mut policy = registry.scripted(id, &ee_spec).unwrap();
         cpu.reset(Some(5), None).unwrap();
         gpu.reset(Some(5), None).unwrap();
         let dim = cpu.spec().observation_space.flat_dim();

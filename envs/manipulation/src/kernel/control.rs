@@ -7,19 +7,15 @@ use super::arm::{Arm, DOF};
 use super::physics::{cholesky, cholesky_solve};
 use super::state::Sim;
 use crate::config::ControlMode;
-use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP};
+use crate::controller::{
+    self, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, IK_ITERATIONS, JOINT_STEP, lerp,
+};
 use glam::{Quat, Vec3};
 
-/// Damped-least-squares iterations per control step, and their damping λ (as the rapier controller).
-pub const IK_ITERATIONS: usize = 4;
-/// Damping λ of the IK.
-pub const IK_DAMPING: f32 = 0.05;
+/// Damping λ of the IK, the rapier controller's in `f32`.
+pub const IK_DAMPING: f32 = controller::IK_DAMPING as f32;
 /// Arm joints the IK moves.
 const ARM: usize = 7;
-
-fn lerp((low, high): (f32, f32), a: f32) -> f32 {
-    low + (a + 1.0) * 0.5 * (high - low)
-}
 
 /// The rotation vector (axis × angle, angle in [0, π]) of a unit quaternion.
 pub fn rotation_vector(q: Quat) -> Vec3 {
@@ -30,18 +26,6 @@ pub fn rotation_vector(q: Quat) -> Vec3 {
         return 2.0 * v;
     }
     v * (2.0 * s.atan2(q.w) / s)
-}
-
-/// The unit quaternion of a rotation vector.
-pub fn from_rotation_vector(v: Vec3) -> Quat {
-    let angle = v.length();
-    if angle < 1e-7 {
-        return Quat::IDENTITY;
-    }
-    let half = 0.5 * angle;
-    let axis = v / angle;
-    let s = half.sin();
-    Quat::from_xyzw(axis.x * s, axis.y * s, axis.z * s, half.cos())
 }
 
 /// Sets `sim.targets` (and the controller memory) for `action` (length of the mode, clipped to [−1, 1]).
@@ -70,7 +54,7 @@ pub fn apply(arm: &Arm, mode: ControlMode, action: &[f32], sim: &mut Sim) {
             sim.ee_position = position.to_array();
             if mode == ControlMode::PdEeDeltaPose {
                 let turn = Vec3::new(a[3], a[4], a[5]) * EE_TURN;
-                let rotation = from_rotation_vector(turn) * Quat::from_array(sim.ee_rotation);
+                let rotation = Quat::from_scaled_axis(turn) * Quat::from_array(sim.ee_rotation);
                 sim.ee_rotation = rotation.normalize().to_array();
             }
             let want = Quat::from_array(sim.ee_rotation);

@@ -8,8 +8,9 @@ use super::arm::{Arm, BOXES, DOF, MAX_SPHERES};
 use super::collide::MARGIN;
 use super::physics::{BAUMGARTE, GRAVITY, ITERATIONS, MAX_CONTACTS, SLOP, cube_mass};
 use super::state::{CUBE_FIELDS, CUBES, SLOTS, Sim, slot};
-use super::{IK_DAMPING, IK_ITERATIONS, KernelModel, SOLVER_STEPS};
+use super::{IK_DAMPING, KernelModel, SOLVER_STEPS};
 use crate::config::{ControlMode, TaskKind};
+use crate::controller::IK_ITERATIONS;
 use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP};
 use crate::scene::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use crate::task::{self, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, WORKSPACE};
@@ -98,7 +99,7 @@ fn shader_source(arm: &Arm) -> String {
         ("F_CONTACT", offset_of!(Sim, contact_impulse)),
     ]
     .map(|(name, bytes)| (name, bytes / 4));
-    let (_, offsets) = arm_floats(arm);
+    let (floats, offsets) = arm_floats(arm);
     let mut counts: Vec<(&str, usize)> = vec![
         ("DOF", DOF),
         ("CUBES", CUBES),
@@ -166,8 +167,7 @@ fn shader_source(arm: &Arm) -> String {
         ("BASE_Y", crate::scene::BASE[1]),
         ("BASE_Z", crate::scene::BASE[2]),
     ];
-    let len = arm_floats(arm).0.len();
-    let header = format!("const ARM_LEN: u32 = {len}u;\n");
+    let header = format!("const ARM_LEN: u32 = {}u;\n", floats.len());
     proprio_gpu::shader::<KernelModel>(
         &counts,
         &scalars,

@@ -19,7 +19,7 @@ mod state;
 
 pub use arm::{Arm, BodyBox, BodySphere, DOF, Kinematics};
 pub use collide::{MARGIN, Obb, Point, box_box, box_plane, sphere_box, sphere_plane};
-pub use control::{IK_DAMPING, IK_ITERATIONS, from_rotation_vector, ik_step, rotation_vector};
+pub use control::{IK_DAMPING, ik_step, rotation_vector};
 #[cfg(feature = "gpu")]
 pub use gpu::KernelGpu;
 pub use physics::{
@@ -48,21 +48,16 @@ pub struct KernelModel {
     arm: Arm,
 }
 
-/// A kernel state with its kinematics, as the tasks read it.
+/// A kernel state as the tasks read it (the kinematics only when the TCP is asked for).
 pub struct Measured<'a> {
     arm: &'a Arm,
     sim: &'a Sim,
-    kinematics: Kinematics,
 }
 
 impl<'a> Measured<'a> {
     /// Measures `sim`.
     pub fn new(arm: &'a Arm, sim: &'a Sim) -> Self {
-        Self {
-            arm,
-            sim,
-            kinematics: arm.kinematics(&sim.q),
-        }
+        Self { arm, sim }
     }
 }
 
@@ -72,7 +67,7 @@ impl Measure for Measured<'_> {
     }
 
     fn tcp(&self) -> (Vec3, Quat) {
-        self.arm.tcp(&self.kinematics)
+        self.arm.tcp(&self.arm.kinematics(&self.sim.q))
     }
 
     fn cube(&self, i: usize) -> BodyState {

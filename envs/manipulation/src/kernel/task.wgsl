@@ -4,6 +4,7 @@
 
 // ---- controllers ----
 
+// controller.rs `lerp` (a already clipped).
 fn lerp_range(low: f32, high: f32, a: f32) -> f32 {
     return low + (a + 1.0) * 0.5 * (high - low);
 }
@@ -21,9 +22,10 @@ fn rotation_vector(q0: vec4<f32>) -> vec3<f32> {
     return v * (2.0 * atan2(sn, q.w) / sn);
 }
 
+// glam's Quat::from_scaled_axis.
 fn from_rotation_vector(v: vec3<f32>) -> vec4<f32> {
     let angle = length(v);
-    if (angle < 1e-7) {
+    if (angle == 0.0) {
         return vec4<f32>(0.0, 0.0, 0.0, 1.0);
     }
     let half = 0.5 * angle;
