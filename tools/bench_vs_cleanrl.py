@@ -40,6 +40,17 @@ TASKS = {
     "pendulum-td3": dict(script="td3_continuous_action.py", gym="Pendulum-v1", env="classic/pendulum-v1", algo="td3",
                          steps=25_000, threshold=-200.0, window=1000, sps_step=lambda k: 5000 + 100 * (k + 1),
                          cleanrl_args=["--learning-starts", "5000"], proprio_args=["--set", "learning_starts=5000"]),
+    # Pick-cube on its tuned recipe's PPO settings (tuned.json) on both sides, with
+    # CleanRL's fixed 64-64 layers and learned noise (the recipe's 128-128 and σ cap set back);
+    # CleanRL steps one proprio.Env per env in its SyncVectorEnv (tools/cleanrl_proprio.py).
+    # Gymnasium 1.x's SyncVectorEnv reports no final_info, so CleanRL logs no
+    # episodes here: compare the training clocks (same steps), not thresholds.
+    "pick-ppo": dict(script="ppo_continuous_action.py", gym=None, env="manipulation/pick-cube-v0", algo="ppo",
+                     steps=320_000, threshold=0.0, window=None, sps_step=lambda k: 6400 * (k + 1),
+                     config={"control": "pd_ee_delta_pos"},
+                     cleanrl_args=["--num-envs", "128", "--num-steps", "50", "--num-minibatches", "16",
+                                   "--update-epochs", "8", "--gamma", "0.8", "--gae-lambda", "0.9"],
+                     proprio_args=["--set", "hidden=[64,64]", "--set", "log_std_final=null"]),
 }
 
 
@@ -53,9 +64,14 @@ def first_crossing(points, threshold):
 
 def run_cleanrl(python, cleanrl, task, seed):
     with tempfile.TemporaryDirectory() as work:
-        cmd = [python, str(Path(cleanrl) / task["script"]), "--env-id", task["gym"],
-               "--total-timesteps", str(task["steps"]), "--seed", str(seed), "--no-cuda",
-               *task.get("cleanrl_args", [])]
+        script = str(Path(cleanrl) / task["script"])
+        if task["gym"] is None:
+            runner = Path(__file__).resolve().parent / "cleanrl_proprio.py"
+            cmd = [python, str(runner), script, task["env"], json.dumps(task["config"])]
+        else:
+            cmd = [python, script, "--env-id", task["gym"]]
+        cmd += ["--total-timesteps", str(task["steps"]), "--seed", str(seed), "--no-cuda",
+                *task.get("cleanrl_args", [])]
         out = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=True).stdout
     episodes, points, pending = [], [], []
     for line in out.splitlines():

@@ -4,7 +4,7 @@ use crate::{CliResult, Failure};
 use clap::Args;
 use proprio::serde_json::json;
 use proprio_learn::Policy;
-use proprio_learn::plot::{plot, read_curve};
+use proprio_learn::plot::{Axis, plot, read_curve};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -49,6 +49,9 @@ pub struct PlotArgs {
     /// Metric to plot against env steps.
     #[arg(long, default_value = "eval_return")]
     metric: String,
+    /// X axis: env steps or wall-clock time (the runs' `time_s`).
+    #[arg(long, default_value = "steps")]
+    x: Axis,
     /// Title (default: the env of the first run).
     #[arg(long)]
     title: Option<String>,
@@ -120,7 +123,7 @@ pub fn plot_runs(args: &PlotArgs) -> CliResult {
     let curves = args
         .runs
         .iter()
-        .map(|r| read_curve(r, &args.metric))
+        .map(|r| read_curve(r, &args.metric, args.x))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure(e.to_string()))?;
     let title = match &args.title {
@@ -135,7 +138,7 @@ pub fn plot_runs(args: &PlotArgs) -> CliResult {
             })
             .unwrap_or_else(|_| args.metric.clone()),
     };
-    plot(&curves, &args.metric, &title, &args.out).map_err(|e| Failure(e.to_string()))?;
+    plot(&curves, &args.metric, args.x, &title, &args.out).map_err(|e| Failure(e.to_string()))?;
     println!("wrote {}", args.out.display());
     Ok(())
 }

@@ -39,4 +39,4 @@ pub use nets::mlp::{Activation, Mlp, orthogonal};
 pub use policy::Policy;
 pub use run::Algo;
 pub use train::{TrainRequest, default_config, resume, train};
-pub use tuned::tuned;
+pub use tuned::{Recipe, tuned};

@@ -157,11 +157,15 @@ fn build(info: &RunInfo, total_steps: Option<u64>) -> Result<Box<dyn Learner>> {
 
 /// Starts a new run (saying on stderr, next to its progress bar, which tuned values it applied); returns its directory.
 pub fn train(request: TrainRequest) -> Result<PathBuf> {
-    let spec = proprio::registry().spec(&request.env.id, &request.env.config)?;
+    let recipe = crate::tuned(&request.env.id, request.algo, request.env.obs.mode)?;
+    let mut env = request.env;
+    if let Some(recipe) = &recipe {
+        env.config = crate::tuned::env_config(recipe, env.config)?;
+    }
+    let spec = proprio::registry().spec(&env.id, &env.config)?;
     let mut config = default_config(request.algo, &spec.action_space)?;
-    let tuned = crate::tuned(&request.env.id, request.algo)?;
-    if let Some((_, values)) = &tuned {
-        config = merged(config, values)?;
+    if let Some(recipe) = &recipe {
+        config = merged(config, &recipe.values)?;
     }
     let config = merged(config, &request.overrides)?;
     let info = RunInfo {
@@ -170,7 +174,7 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
         // default (the manipulation physics') does not change this run.
         env: EnvSource {
             config: spec.config.clone(),
-            ..request.env
+            ..env
         },
         seed: request.seed,
         backend: request.backend,
@@ -182,11 +186,18 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
     let mut learner = build(&info, None)?;
     learner.cadence().check(learner.name())?;
-    if let Some((source, values)) = tuned {
-        let keys: Vec<&str> = values.keys().map(String::as_str).collect();
+    if let Some(recipe) = recipe {
+        let keys: Vec<&str> = recipe.values.keys().map(String::as_str).collect();
+        let env_keys = if recipe.env.is_empty() {
+            String::new()
+        } else {
+            format!(" and env config {}", Value::Object(recipe.env.clone()))
+        };
         eprintln!(
-            "tuned hyper-parameters for {} ({source}): {}; --set overrides them",
+            "tuned recipe {} / {} ({}): {}{env_keys}; --set and --config override them",
             info.env.id,
+            recipe.key,
+            recipe.source,
             keys.join(", ")
         );
     }

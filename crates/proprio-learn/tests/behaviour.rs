@@ -14,9 +14,12 @@ use scratch::Scratch;
 use std::path::{Path, PathBuf};
 
 /// Columns that measure wall-clock time, not what was computed.
-const TIME_COLUMNS: [&str; 5] = [
+const TIME_COLUMNS: [&str; 8] = [
     "time_s",
     "sps",
+    "env_ms",
+    "act_ms",
+    "update_ms",
     "reward_render_ms",
     "reward_embed_ms",
     "reward_share",

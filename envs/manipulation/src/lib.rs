@@ -17,6 +17,7 @@ mod controller;
 mod cpu;
 pub mod kernel;
 mod linalg;
+pub mod reward;
 mod robot;
 mod scene;
 mod scripted;
@@ -78,7 +79,7 @@ pub const PICK_CUBE: EnvEntry = EnvEntry {
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(100),
     physics_steps_per_step: 3,
-    reward: "(reach + grasped + 2 grasped place) / 4 - 1 per step, reach = 1 - tanh(5 |TCP - cube|), place = 1 - tanh(5 |cube - goal|); +1 on success",
+    reward: "ManiSkill3's PickCube stages: (reach + grasped + grasped place + placed static) / 5 - 1 per step, reach = 1 - tanh(5 |TCP - cube|), grasped = both fingers touch and squeeze the cube, place = 1 - tanh(5 |cube - goal|), placed = grasped within 2.5 cm of the goal, static = 1 - tanh(5 |arm joint velocities|); 0 while the success condition holds, +1 on success",
     termination: "terminated on success (held within 2.5 cm of the goal, arm still, for 0.25 s); truncated after 100 steps (5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,
 };
@@ -90,7 +91,7 @@ pub const STACK_CUBE: EnvEntry = EnvEntry {
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(150),
     physics_steps_per_step: 3,
-    reward: "(reach + holds + 2 holds place + released on top) / 5 - 1 per step, reach = 1 - tanh(5 |TCP - A|), holds = A grasped or on B, place = 1 - tanh(5 |A - top of B|); +1 on success",
+    reward: "ManiSkill3's StackCube stages: stage / 8 - 1 per step, stage = 2 reach before the grasp, 4 + place while A is grasped, 6 + (opening + rest) / 2 once A is on B; reach = 1 - tanh(5 |TCP - A|), place = 1 - tanh(5 |A - top of B|), opening = finger opening / widest (1 once released), rest = 1 - tanh(10 |v_A| + |w_A|); 0 while the success condition holds, +1 on success",
     termination: "terminated on success (A on B, released and still, for 1 s); truncated after 150 steps (7.5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,
 };

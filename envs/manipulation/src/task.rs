@@ -4,6 +4,7 @@
 
 use crate::config::{Settings, TaskKind};
 use crate::controller::{ArmController, ControlState};
+use crate::reward::{Progress, hold_steps, progress};
 use crate::scene::{CUBE_HALF, Parts, READY, Scene};
 use crate::world::{BodyState, Physics, World};
 use glam::{Quat, Vec3};
@@ -170,8 +171,8 @@ pub trait Measure {
     fn tcp(&self) -> (Vec3, Quat);
     /// Pose and velocity of cube `i`.
     fn cube(&self, i: usize) -> BodyState;
-    /// Whether both fingers touch cube `i`.
-    fn grasped(&self, i: usize) -> bool;
+    /// Whether both fingers touch cube `i` (a grasp also needs a squeeze: [`crate::reward::grasped`]).
+    fn touches(&self, i: usize) -> bool;
 }
 
 /// A rapier world and the handles of its scene, measured.
@@ -187,76 +188,8 @@ impl Measure for Rapier<'_> {
     fn cube(&self, i: usize) -> BodyState {
         self.0.cube(self.1, i)
     }
-    fn grasped(&self, i: usize) -> bool {
+    fn touches(&self, i: usize) -> bool {
         self.0.grasped(self.1, i)
-    }
-}
-
-fn closeness(distance: f32) -> f32 {
-    1.0 - (5.0 * distance).tanh()
-}
-
-/// Dense progress in [0, 1] (1 = the success condition holds) and whether it holds now.
-pub(crate) fn progress(s: &Settings, p: &impl Measure, t: &TaskState) -> (f32, bool, f32) {
-    let (tcp, _) = p.tcp();
-    let goal = Vec3::from(t.goal);
-    let (_, qd) = p.joints();
-    let still = qd[..7].iter().all(|v| v.abs() < STILL);
-    match s.task {
-        TaskKind::Reach => {
-            let d = (tcp - goal).length();
-            (closeness(d), d < REACH_RADIUS, d)
-        }
-        TaskKind::PushCube => {
-            let cube = p.cube(0).position;
-            let dir = (goal - cube).with_z(0.0).normalize_or_zero();
-            let behind = (cube - dir * (CUBE_HALF + 0.02)).with_z(CUBE_HALF);
-            let d = (cube - goal).with_z(0.0).length();
-            let on_table = cube.z < CUBE_HALF + 0.005;
-            let score = (closeness((tcp - behind).length()) + 2.0 * closeness(d)) / 3.0;
-            let done = d < PUSH_RADIUS && on_table;
-            (if done { 1.0 } else { score }, done, d)
-        }
-        TaskKind::PickCube => {
-            let cube = p.cube(0).position;
-            let grasped = f32::from(u8::from(p.grasped(0)));
-            let d = (cube - goal).length();
-            let score =
-                (closeness((tcp - cube).length()) + grasped + 2.0 * grasped * closeness(d)) / 4.0;
-            let done = d < PICK_RADIUS && grasped > 0.0 && still;
-            (if done { 1.0 } else { score }, done, d)
-        }
-        TaskKind::StackCube => {
-            let a = p.cube(0);
-            let b = p.cube(1);
-            let grasped = p.grasped(0);
-            let on_top = on_top(&a, &b);
-            let d = (a.position - (b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF))).length();
-            let holds = f32::from(u8::from(grasped || on_top));
-            let released = f32::from(u8::from(on_top && !grasped));
-            let score = (closeness((tcp - a.position).length())
-                + holds
-                + 2.0 * holds * closeness(d)
-                + released)
-                / 5.0;
-            let done = on_top && !grasped && a.linvel.length() < 0.01;
-            (if done { 1.0 } else { score }, done, d)
-        }
-    }
-}
-
-/// Cube `a` rests on cube `b`: centred within [`STACK_OFFSET`], one cube higher (±5 mm).
-pub fn on_top(a: &BodyState, b: &BodyState) -> bool {
-    let offset = a.position - b.position;
-    offset.with_z(0.0).length() <= STACK_OFFSET && (offset.z - 2.0 * CUBE_HALF).abs() <= 0.005
-}
-
-/// Control steps the success condition must hold: pick ¼ s, stack 1 s, others at once.
-pub(crate) fn hold_steps(s: &Settings) -> u32 {
-    match s.task {
-        TaskKind::Reach | TaskKind::PushCube => 1,
-        TaskKind::PickCube => s.control_hz.div_ceil(4),
-        TaskKind::StackCube => s.control_hz,
     }
 }
 
@@ -309,7 +242,11 @@ pub(crate) fn outcome(
     task: &mut TaskState,
     failure: BlowUp,
 ) -> StepResult {
-    let (score, holds, distance) = progress(s, p, task);
+    let Progress {
+        score,
+        holds,
+        distance,
+    } = progress(s, p, task);
     if failure != BlowUp::None {
         return StepResult {
             reward: -1.0,
@@ -331,7 +268,7 @@ pub(crate) fn outcome(
 /// The task's distance in state `t` (reach: TCP to goal; push: cube to goal in
 /// the plane; pick: cube to goal; stack: A to its place on B), m.
 pub fn distance(s: &Settings, p: &impl Measure, t: &TaskState) -> f32 {
-    progress(s, p, t).2
+    progress(s, p, t).distance
 }
 
 /// Writes the per-step `info` entries: after a step from its result, at reset (`out` = `None`) from the state.
@@ -346,7 +283,10 @@ pub fn write_info(
     let distance = out.map_or_else(|| distance(s, p, t), |o| o.distance);
     info.set("distance", f64::from(distance));
     if s.task != TaskKind::Reach {
-        info.set("grasped", f64::from(u8::from(p.grasped(0))));
+        info.set(
+            "grasped",
+            f64::from(u8::from(crate::reward::grasped(p, t, 0))),
+        );
     }
     if let Some(out) = out {
         info.set("success", f64::from(u8::from(out.success)));
@@ -414,7 +354,11 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
                 put(obs, &mut at, (goal - cube.position).to_array());
             }
             put(obs, &mut at, (cube.position - tcp).to_array());
-            put(obs, &mut at, [f32::from(u8::from(p.grasped(0)))]);
+            put(
+                obs,
+                &mut at,
+                [f32::from(u8::from(crate::reward::grasped(p, t, 0)))],
+            );
         }
         TaskKind::StackCube => {
             let a = p.cube(0);
@@ -427,7 +371,11 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
                 &mut at,
                 (b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF) - a.position).to_array(),
             );
-            put(obs, &mut at, [f32::from(u8::from(p.grasped(0)))]);
+            put(
+                obs,
+                &mut at,
+                [f32::from(u8::from(crate::reward::grasped(p, t, 0)))],
+            );
         }
     }
     debug_assert_eq!(at, obs_dim(s));

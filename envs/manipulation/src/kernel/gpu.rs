@@ -12,8 +12,9 @@ use super::{IK_DAMPING, KernelModel, SOLVER_STEPS};
 use crate::config::{ControlMode, TaskKind};
 use crate::controller::IK_ITERATIONS;
 use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP};
+use crate::reward::{PICK_STAGES, SQUEEZE, STACK_STAGES};
 use crate::scene::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
-use crate::task::{self, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, WORKSPACE};
+use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, WORKSPACE};
 use crate::world::TOUCH;
 use proprio_core::Info;
 use proprio_gpu::{ChunkedGpuKernel, GpuModel};
@@ -157,6 +158,9 @@ fn shader_source(arm: &Arm) -> String {
         ("PICK_RADIUS", PICK_RADIUS),
         ("STACK_OFFSET", STACK_OFFSET),
         ("STILL", STILL),
+        ("PICK_STAGES", PICK_STAGES),
+        ("STACK_STAGES", STACK_STAGES),
+        ("SQUEEZE", SQUEEZE),
         ("WORK_LOW_X", WORKSPACE.0[0]),
         ("WORK_LOW_Y", WORKSPACE.0[1]),
         ("WORK_LOW_Z", WORKSPACE.0[2]),
@@ -203,7 +207,7 @@ impl GpuModel for KernelModel {
             s.control as u32,
             s.task.cubes() as u32,
             u32::from(s.goal_in_state),
-            task::hold_steps(s),
+            crate::reward::hold_steps(s),
         ];
         let mut bytes: Vec<u8> = bytemuck::cast_slice(&header).to_vec();
         let h = s.dt / SOLVER_STEPS as f32;

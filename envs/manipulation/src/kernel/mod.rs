@@ -80,7 +80,7 @@ impl Measure for Measured<'_> {
         }
     }
 
-    fn grasped(&self, i: usize) -> bool {
+    fn touches(&self, i: usize) -> bool {
         self.sim.grasp[i] > 0.5
     }
 }

@@ -180,8 +180,10 @@ fn cube_at(i: u32) -> vec3<f32> {
     return vec3<f32>(s[c], s[c + 1u], s[c + 2u]);
 }
 
+// Both fingers touch cube i and their drives press on it (reward.rs's grasped).
 fn grasped(i: u32) -> bool {
-    return s[F_GRASP + i] > 0.5;
+    let squeeze = s[F_Q + 7u] + s[F_Q + 8u] - (s[F_TARGETS + 7u] + s[F_TARGETS + 8u]);
+    return s[F_GRASP + i] > 0.5 && squeeze > SQUEEZE;
 }
 
 fn closeness(d: f32) -> f32 {
@@ -237,8 +239,14 @@ fn progress() -> Progress {
         let cube = cube_at(0u);
         let held = select(0.0, 1.0, grasped(0u));
         let d = length(cube - goal);
-        let score = (closeness(length(tcp - cube)) + held + 2.0 * held * closeness(d)) / 4.0;
-        let done = d < PICK_RADIUS && held > 0.0 && still;
+        let placed = held * select(0.0, 1.0, d < PICK_RADIUS);
+        var speed = 0.0;
+        for (var k = 0u; k < 7u; k++) {
+            speed += s[F_QD + k] * s[F_QD + k];
+        }
+        let arm_static = 1.0 - tanh(5.0 * sqrt(speed));
+        let score = (closeness(length(tcp - cube)) + held + held * closeness(d) + placed * arm_static) / PICK_STAGES;
+        let done = placed > 0.0 && still;
         return Progress(select(score, 1.0, done), done, d);
     }
     let a = cube_at(0u);
@@ -246,12 +254,21 @@ fn progress() -> Progress {
     let held = grasped(0u);
     let top = on_top(a, b);
     let d = length(a - (b + vec3<f32>(0.0, 0.0, 2.0 * CUBE_HALF)));
-    let holds = select(0.0, 1.0, held || top);
-    let released = select(0.0, 1.0, top && !held);
-    let score = (closeness(length(tcp - a)) + holds + 2.0 * holds * closeness(d) + released) / 5.0;
     let c = F_CUBES;
-    let done = top && !held && length(vec3<f32>(s[c + 7u], s[c + 8u], s[c + 9u])) < 0.01;
-    return Progress(select(score, 1.0, done), done, d);
+    let v = length(vec3<f32>(s[c + 7u], s[c + 8u], s[c + 9u]));
+    let w = length(vec3<f32>(s[c + 10u], s[c + 11u], s[c + 12u]));
+    var stage = 2.0 * closeness(length(tcp - a));
+    if (top) {
+        var ungrasp = 1.0;
+        if (held) {
+            ungrasp = clamp((s[F_Q + 7u] + s[F_Q + 8u]) / (2.0 * FINGER_OPEN), 0.0, 1.0);
+        }
+        stage = 6.0 + (ungrasp + 1.0 - tanh(10.0 * v + w)) / 2.0;
+    } else if (held) {
+        stage = 4.0 + closeness(d);
+    }
+    let done = top && !held && v < 0.01;
+    return Progress(select(stage / STACK_STAGES, 1.0, done), done, d);
 }
 
 // ---- one control step, the observation and the info ----

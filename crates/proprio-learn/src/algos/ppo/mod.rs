@@ -28,6 +28,7 @@ use proprio::serde_json::{Map, Value, json};
 use proprio::{ActMode, EnvRng, memory};
 use proprio_reward::SharedHead;
 use std::path::Path;
+use std::time::Instant;
 
 /// A PPO learner bound to its training envs.
 pub struct Ppo {
@@ -56,6 +57,8 @@ struct Measured {
     stats: UpdateStats,
     learning_rate: f64,
     explained_variance: f64,
+    /// Where the iteration's wall-clock went, s: env steps (physics, rendering), acting, update.
+    seconds: [f64; 3],
 }
 
 /// Rollout storage `[T, N, ·]` on the host.
@@ -68,6 +71,9 @@ struct Rollout {
     values: Vec<f32>,
     episode_returns: Vec<f64>,
     episode_lengths: Vec<f64>,
+    /// Seconds in env steps and in acting (forward pass, sampling).
+    env_s: f64,
+    act_s: f64,
 }
 
 impl Ppo {
@@ -135,6 +141,8 @@ impl Ppo {
             values: Vec::with_capacity(t * n),
             episode_returns: Vec::new(),
             episode_lengths: Vec::new(),
+            env_s: 0.0,
+            act_s: 0.0,
         };
         let policy = self.agent.valid();
         let infer = policy.actor.device();
@@ -147,6 +155,7 @@ impl Ppo {
             self.global_step += n as u64;
             r.obs.extend_from_slice(&self.next_obs);
             r.dones.extend_from_slice(&self.next_done);
+            let acting = Instant::now();
             let (params, values) = policy.forward(matrix(&self.next_obs, n, d, &infer));
             let params = host(params)?;
             r.values.extend(host(values)?);
@@ -162,7 +171,10 @@ impl Ppo {
                     &mut env_actions[i * env_dim..(i + 1) * env_dim],
                 );
             }
+            r.act_s += acting.elapsed().as_secs_f64();
+            let stepping = Instant::now();
             self.env.venv().step(&env_actions)?;
+            r.env_s += stepping.elapsed().as_secs_f64();
             let b = self.env.venv_ref().batch();
             // Truncated (not terminated) episodes continue in the value estimate: r += γ V(final obs).
             let cut: Vec<usize> = (0..n)
@@ -262,6 +274,7 @@ impl Learner for Ppo {
             self.cfg.learning_rate
         };
         let rollout = self.collect()?;
+        let updating = Instant::now();
         let (batch, explained) = self.batch(&rollout)?;
         let (agent, stats) = update::update(
             self.agent.clone(),
@@ -284,6 +297,11 @@ impl Learner for Ppo {
             stats,
             learning_rate: lr,
             explained_variance: explained,
+            seconds: [
+                rollout.env_s,
+                rollout.act_s,
+                updating.elapsed().as_secs_f64(),
+            ],
         });
         Ok(())
     }
@@ -308,6 +326,9 @@ impl Learner for Ppo {
         }
         row.insert("explained_variance".into(), json!(m.explained_variance));
         row.insert("learning_rate".into(), json!(m.learning_rate));
+        for (key, s) in ["env_ms", "act_ms", "update_ms"].iter().zip(m.seconds) {
+            row.insert((*key).into(), json!(s * 1e3));
+        }
     }
 
     /// Deterministic episodes on fresh envs, observations normalised with the frozen statistics.

@@ -1,0 +1,295 @@
+//! The staged rewards of pick-cube and stack-cube on hand-placed states: each
+//! stage scores what the formula in `docs/envs.md` says, and no state scores
+//! above the stated maximum.
+
+use glam::{Quat, Vec3};
+use proprio_core::rand::{RngExt, SeedableRng};
+use proprio_manipulation::reward::{self, PICK_STAGES, STACK_STAGES, closeness, progress};
+use proprio_manipulation::task::{Measure, TaskState};
+use proprio_manipulation::{BodyState, ControlState, ManipConfig, Settings, TaskKind};
+
+/// A hand-placed state: what a physics would report, set by the test.
+#[derive(Clone, Copy)]
+struct Placed {
+    q: [f32; 9],
+    qd: [f32; 9],
+    tcp: Vec3,
+    cubes: [BodyState; 2],
+    grasped: bool,
+}
+
+impl Measure for Placed {
+    fn joints(&self) -> ([f32; 9], [f32; 9]) {
+        (self.q, self.qd)
+    }
+    fn tcp(&self) -> (Vec3, Quat) {
+        (self.tcp, Quat::IDENTITY)
+    }
+    fn cube(&self, i: usize) -> BodyState {
+        self.cubes[i]
+    }
+    fn touches(&self, i: usize) -> bool {
+        i == 0 && self.grasped
+    }
+}
+
+fn at(position: Vec3) -> BodyState {
+    BodyState {
+        position,
+        rotation: Quat::IDENTITY,
+        linvel: Vec3::ZERO,
+        angvel: Vec3::ZERO,
+    }
+}
+
+fn settings(task: TaskKind) -> Settings {
+    Settings::new(task, &ManipConfig::default()).unwrap()
+}
+
+fn task(goal: Vec3) -> TaskState {
+    TaskState {
+        goal: goal.to_array(),
+        held: 0,
+        control: ControlState {
+            ee_position: [0.0; 3],
+            ee_rotation: [0.0, 0.0, 0.0, 1.0],
+            targets: [0.0; 9],
+        },
+    }
+}
+
+const HALF: f32 = 0.02;
+const A: Vec3 = Vec3::new(0.05, -0.03, HALF);
+const B: Vec3 = Vec3::new(-0.05, 0.06, HALF);
+
+fn placed(tcp: Vec3) -> Placed {
+    Placed {
+        q: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.04, 0.04],
+        qd: [0.0; 9],
+        tcp,
+        cubes: [at(A), at(B)],
+        grasped: false,
+    }
+}
+
+fn close(a: f32, b: f32) {
+    assert!((a - b).abs() < 1e-5, "{a} != {b}");
+}
+
+#[test]
+fn pick_stages_score_the_formula() {
+    let s = settings(TaskKind::PickCube);
+    let goal = Vec3::new(0.0, 0.0, 0.25);
+    let t = task(goal);
+    // Reaching: only the TCP's closeness to the cube counts, whatever the goal.
+    let mut p = placed(A + Vec3::new(0.0, 0.0, 0.1));
+    let r = progress(&s, &p, &t);
+    close(r.score, closeness(0.1) / PICK_STAGES);
+    assert!(!r.holds);
+    close(r.distance, (A - goal).length());
+    // Grasped on the table: reach 1 + grasp 1 + the place term.
+    p.tcp = A;
+    p.grasped = true;
+    let r = progress(&s, &p, &t);
+    close(
+        r.score,
+        (2.0 + closeness((A - goal).length())) / PICK_STAGES,
+    );
+    // At the goal but the arm moving: the static term pays 1 − tanh(5 |q̇|); no success.
+    p.cubes[0] = at(goal + Vec3::new(0.01, 0.0, 0.0));
+    p.tcp = p.cubes[0].position;
+    p.qd[3] = 0.3;
+    let r = progress(&s, &p, &t);
+    assert!(!r.holds, "a joint at 0.3 rad/s is not still");
+    close(
+        r.score,
+        (2.0 + closeness(0.01) + 1.0 - (5.0f32 * 0.3).tanh()) / PICK_STAGES,
+    );
+    // Still: the success condition holds and scores 1.
+    p.qd[3] = 0.1;
+    let r = progress(&s, &p, &t);
+    assert!(r.holds);
+    close(r.score, 1.0);
+    // Fingers on the cube with their targets at its faces: a touch, not a grasp.
+    let mut loose = t;
+    loose.control.targets[7] = 0.02;
+    loose.control.targets[8] = 0.02;
+    p.q[7] = 0.02;
+    p.q[8] = 0.02;
+    assert!(!reward::grasped(&p, &loose, 0));
+    let r = progress(&s, &p, &loose);
+    assert!(!r.holds, "an unsqueezed cube is not held");
+    close(r.score, 1.0 / PICK_STAGES);
+    // Targets 6 mm inside the faces (3 mm a finger): squeezed, held.
+    loose.control.targets[7] = 0.017;
+    assert!(
+        !reward::grasped(&p, &loose, 0),
+        "3 mm in all is below SQUEEZE"
+    );
+    loose.control.targets[8] = 0.017;
+    assert!(reward::grasped(&p, &loose, 0));
+    assert!(progress(&s, &p, &loose).holds);
+    // At the goal without a grasp (pushed or thrown there): no grasp, place or static pay.
+    p.grasped = false;
+    let r = progress(&s, &p, &t);
+    assert!(!r.holds);
+    close(r.score, 1.0 / PICK_STAGES);
+}
+
+#[test]
+fn stack_stages_score_the_formula() {
+    let s = settings(TaskKind::StackCube);
+    let t = task(B + Vec3::new(0.0, 0.0, 2.0 * HALF));
+    // Reaching A: twice its closeness.
+    let mut p = placed(A + Vec3::new(0.0, 0.0, 0.08));
+    close(
+        progress(&s, &p, &t).score,
+        2.0 * closeness(0.08) / STACK_STAGES,
+    );
+    // A grasped and lifted: 4 + closeness to its place on B.
+    let lifted = A + Vec3::new(0.0, 0.0, 0.1);
+    p.cubes[0] = at(lifted);
+    p.tcp = lifted;
+    p.grasped = true;
+    let place = B + Vec3::new(0.0, 0.0, 2.0 * HALF);
+    let r = progress(&s, &p, &t);
+    close(
+        r.score,
+        (4.0 + closeness((lifted - place).length())) / STACK_STAGES,
+    );
+    close(r.distance, (lifted - place).length());
+    // On B, still grasped with the fingers half open: 6 + (½ + static) / 2.
+    p.cubes[0] = at(place + Vec3::new(0.01, 0.0, 0.002));
+    p.cubes[0].linvel = Vec3::new(0.02, 0.0, 0.0);
+    p.q[7] = 0.02;
+    p.q[8] = 0.02;
+    let r = progress(&s, &p, &t);
+    assert!(!r.holds);
+    let still = 1.0 - (10.0f32 * 0.02).tanh();
+    close(r.score, (6.0 + (0.5 + still) / 2.0) / STACK_STAGES);
+    // Released but still sliding: ungrasp pays 1.
+    p.grasped = false;
+    let r = progress(&s, &p, &t);
+    assert!(!r.holds, "A moves at 2 cm/s");
+    close(r.score, (6.0 + (1.0 + still) / 2.0) / STACK_STAGES);
+    // Released and at rest: the success condition.
+    p.cubes[0].linvel = Vec3::ZERO;
+    let r = progress(&s, &p, &t);
+    assert!(r.holds);
+    close(r.score, 1.0);
+    // Beside B rather than on it: back to reaching.
+    p.cubes[0] = at(B + Vec3::new(0.06, 0.0, 0.0));
+    p.tcp = p.cubes[0].position;
+    close(progress(&s, &p, &t).score, 2.0 / STACK_STAGES);
+}
+
+#[test]
+fn no_state_scores_above_the_maximum() {
+    // Random states, success aside: pick stays below 4/5 (success is 1), stack below 7/8.
+    let mut rng = proprio_core::EnvRng::seed_from_u64(7);
+    let mut v = |scale: f32| scale * (2.0 * rng.random::<f32>() - 1.0);
+    for task_kind in [TaskKind::PickCube, TaskKind::StackCube] {
+        let s = settings(task_kind);
+        let ceiling = match task_kind {
+            TaskKind::PickCube => 4.0 / PICK_STAGES,
+            _ => 7.0 / STACK_STAGES,
+        };
+        for k in 0..20_000 {
+            let near = k % 2 == 0;
+            let spread = if near { 0.02 } else { 0.3 };
+            let mut p = placed(A + Vec3::new(v(spread), v(spread), v(spread)));
+            for i in 0..2 {
+                let base = if i == 0 { A } else { B };
+                p.cubes[i].position = base + Vec3::new(v(spread), v(spread), v(spread).abs());
+                p.cubes[i].linvel = Vec3::new(v(0.05), v(0.05), v(0.05));
+                p.cubes[i].angvel = Vec3::new(v(1.0), v(1.0), v(1.0));
+            }
+            if near && task_kind == TaskKind::StackCube {
+                p.cubes[0].position = B + Vec3::new(v(0.02), v(0.02), 2.0 * HALF + v(0.004));
+            }
+            for j in 0..9 {
+                p.qd[j] = v(0.5);
+            }
+            p.q[7] = v(0.04).abs();
+            p.q[8] = v(0.04).abs();
+            p.grasped = k % 3 != 0;
+            let goal = if near { p.cubes[0].position } else { A };
+            let r = progress(&s, &p, &task(goal + Vec3::new(v(0.02), 0.0, 0.0)));
+            assert!(r.score.is_finite() && r.score >= 0.0);
+            if r.holds {
+                assert_eq!(r.score, 1.0);
+            } else {
+                assert!(r.score <= ceiling + 1e-6, "{task_kind:?}: {}", r.score);
+            }
+        }
+    }
+}
+
+#[test]
+fn static_terms_follow_their_formulas() {
+    let mut qd = [0.0; 9];
+    qd[0] = 0.3;
+    qd[1] = 0.4;
+    qd[8] = 5.0; // the fingers do not count
+    close(reward::arm_static(&qd), 1.0 - 2.5f32.tanh());
+    let mut b = at(A);
+    b.linvel = Vec3::new(0.0, 0.03, 0.0);
+    b.angvel = Vec3::new(0.5, 0.0, 0.0);
+    close(reward::cube_static(&b), 1.0 - 0.8f32.tanh());
+    let mut q = [0.0; 9];
+    q[7] = 0.01;
+    q[8] = 0.03;
+    close(reward::openness(&q), 0.5);
+}
+
+/// The scripted expert's episodes on the kernel: rewards stay in [−1, 0]
+/// except +1 exactly on success, and the grasp stage is reached before success.
+#[test]
+fn scripted_episodes_pay_within_the_bounds() {
+    use proprio_core::serde_json::json;
+    use proprio_core::{ActMode, AutoresetMode, Registry, VecOptions};
+    for (id, grasp_floor) in [
+        ("manipulation/pick-cube-v0", 2.0 / PICK_STAGES - 1.0),
+        ("manipulation/stack-cube-v0", 4.0 / STACK_STAGES - 1.0),
+    ] {
+        let mut registry = Registry::new();
+        proprio_manipulation::register(&mut registry);
+        let options = VecOptions {
+            autoreset: AutoresetMode::SameStep,
+            threads: Some(2),
+            ..VecOptions::default()
+        };
+        let n = 16;
+        let mut venv = registry
+            .make_vec(id, n, &json!({"physics": "kernel"}), options)
+            .unwrap();
+        let mut policy = registry.scripted(id, venv.spec()).unwrap();
+        let mut actions = vec![0.0; n * venv.spec().action_space.flat_dim()];
+        let mut best = vec![-1.0f32; n];
+        let mut ended = vec![false; n];
+        venv.reset(Some(3), None).unwrap();
+        while ended.iter().any(|e| !e) {
+            let obs = venv.batch().obs.clone();
+            policy
+                .act(&obs, &mut actions, ActMode::Deterministic)
+                .unwrap();
+            venv.step(&actions).unwrap();
+            let b = venv.batch();
+            for i in 0..n {
+                if ended[i] {
+                    continue;
+                }
+                let r = b.reward[i];
+                let success = b.done(i) && b.final_infos[i].get("success") == Some(1.0);
+                if success {
+                    assert_eq!(r, 1.0, "{id}: success pays 1");
+                    assert!(best[i] >= grasp_floor, "{id}: env {i} never grasped");
+                } else {
+                    assert!((-1.0..=0.0).contains(&r), "{id}: reward {r}");
+                    best[i] = best[i].max(r);
+                }
+                ended[i] |= b.done(i);
+            }
+        }
+    }
+}
