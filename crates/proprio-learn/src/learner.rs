@@ -111,6 +111,19 @@ pub fn resume(learner: &mut dyn Learner, progress: Progress, checkpoint: &Path) 
     Ok(())
 }
 
+/// The metrics columns that measure wall-clock time rather than what a run
+/// computed: two runs of one seed agree on every other column.
+pub const WALL_CLOCK_COLUMNS: [&str; 8] = [
+    "time_s",
+    "sps",
+    "env_ms",
+    "act_ms",
+    "update_ms",
+    "reward_render_ms",
+    "reward_embed_ms",
+    "reward_share",
+];
+
 /// Trains `learner` to its `total_steps`, writing rows and checkpoints into `run`.
 pub fn train(
     learner: &mut dyn Learner,

@@ -33,7 +33,7 @@ pub use base::error::{LearnError, Result};
 pub use base::grad::clip_global_norm;
 pub use burn_rl::BurnRlEnv;
 pub use env::{EnvSource, Evaluation, Normalization, NormalizerStats, TrainEnv, evaluate};
-pub use learner::{Cadence, Learner};
+pub use learner::{Cadence, Learner, WALL_CLOCK_COLUMNS};
 pub use nets::head::{ActionHead, standard_normal};
 pub use nets::mlp::{Activation, Mlp, orthogonal};
 pub use policy::Policy;

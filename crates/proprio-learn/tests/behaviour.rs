@@ -13,18 +13,6 @@ use proprio_learn::{Algo, Backend, EnvSource, TrainRequest, train};
 use scratch::Scratch;
 use std::path::{Path, PathBuf};
 
-/// Columns that measure wall-clock time, not what was computed.
-const TIME_COLUMNS: [&str; 8] = [
-    "time_s",
-    "sps",
-    "env_ms",
-    "act_ms",
-    "update_ms",
-    "reward_render_ms",
-    "reward_embed_ms",
-    "reward_share",
-];
-
 /// Floats may differ by this much relative to their size: the recorded runs
 /// compute on the same kernels, but burn's matrix products pick their SIMD
 /// path per CPU. A changed formula or random draw moves values far more.
@@ -40,7 +28,7 @@ fn rows(text: &str) -> Vec<Map<String, Value>> {
     text.lines()
         .map(|line| {
             let mut row: Map<String, Value> = serde_json::from_str(line).unwrap();
-            for key in TIME_COLUMNS {
+            for key in proprio_learn::WALL_CLOCK_COLUMNS {
                 row.remove(key);
             }
             row

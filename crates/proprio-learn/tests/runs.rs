@@ -28,8 +28,9 @@ fn rows(run: &Path) -> Vec<Map<String, Value>> {
         .lines()
         .map(|l| {
             let mut row: Map<String, Value> = serde_json::from_str(l).unwrap();
-            row.remove("time_s");
-            row.remove("sps");
+            for key in proprio_learn::WALL_CLOCK_COLUMNS {
+                row.remove(key);
+            }
             row
         })
         .collect()
