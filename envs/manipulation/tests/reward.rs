@@ -2,8 +2,12 @@
 //! stage scores what the formula in `docs/envs.md` says, and no state scores
 //! above the stated maximum.
 
+#[path = "support/episodes.rs"]
+mod episodes;
+
 use glam::{Quat, Vec3};
 use proprio_core::rand::{RngExt, SeedableRng};
+use proprio_core::serde_json::json;
 use proprio_manipulation::reward::{self, PICK_STAGES, STACK_STAGES, closeness, progress};
 use proprio_manipulation::task::{Measure, TaskState};
 use proprio_manipulation::{BodyState, ControlState, ManipConfig, Settings, TaskKind};
@@ -246,50 +250,20 @@ fn static_terms_follow_their_formulas() {
 /// except +1 exactly on success, and the grasp stage is reached before success.
 #[test]
 fn scripted_episodes_pay_within_the_bounds() {
-    use proprio_core::serde_json::json;
-    use proprio_core::{ActMode, AutoresetMode, Registry, VecOptions};
     for (id, grasp_floor) in [
         ("manipulation/pick-cube-v0", 2.0 / PICK_STAGES - 1.0),
         ("manipulation/stack-cube-v0", 4.0 / STACK_STAGES - 1.0),
     ] {
-        let mut registry = Registry::new();
-        proprio_manipulation::register(&mut registry);
-        let options = VecOptions {
-            autoreset: AutoresetMode::SameStep,
-            threads: Some(2),
-            ..VecOptions::default()
-        };
-        let n = 16;
-        let mut venv = registry
-            .make_vec(id, n, &json!({"physics": "kernel"}), options)
-            .unwrap();
-        let mut policy = registry.scripted(id, venv.spec()).unwrap();
-        let mut actions = vec![0.0; n * venv.spec().action_space.flat_dim()];
-        let mut best = vec![-1.0f32; n];
-        let mut ended = vec![false; n];
-        venv.reset(Some(3), None).unwrap();
-        while ended.iter().any(|e| !e) {
-            let obs = venv.batch().obs.clone();
-            policy
-                .act(&obs, &mut actions, ActMode::Deterministic)
-                .unwrap();
-            venv.step(&actions).unwrap();
-            let b = venv.batch();
-            for i in 0..n {
-                if ended[i] {
-                    continue;
-                }
-                let r = b.reward[i];
-                let success = b.done(i) && b.final_infos[i].get("success") == Some(1.0);
-                if success {
-                    assert_eq!(r, 1.0, "{id}: success pays 1");
-                    assert!(best[i] >= grasp_floor, "{id}: env {i} never grasped");
-                } else {
-                    assert!((-1.0..=0.0).contains(&r), "{id}: reward {r}");
-                    best[i] = best[i].max(r);
-                }
-                ended[i] |= b.done(i);
+        let mut best = [-1.0f32; 16];
+        let config = json!({"physics": "kernel"});
+        episodes::first_episodes(id, &config, 16, 3, |i, r, last| {
+            if last.is_some_and(|info| info.get("success") == Some(1.0)) {
+                assert_eq!(r, 1.0, "{id}: success pays 1");
+                assert!(best[i] >= grasp_floor, "{id}: env {i} never grasped");
+            } else {
+                assert!((-1.0..=0.0).contains(&r), "{id}: reward {r}");
+                best[i] = best[i].max(r);
             }
-        }
+        });
     }
 }

@@ -2,45 +2,21 @@
 //! episodes, on both physics: the physics allows reaching, pushing, a grasp that does not slip
 //! and a stack that stays for a second.
 
-use proprio_core::ActMode;
+#[path = "support/episodes.rs"]
+mod episodes;
+
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{AutoresetMode, Registry, VecOptions};
 
 /// Success rate of the scripted policy over the first episode of 100 envs seeded from `seed`.
 fn success_rate(id: &str, config: &Value, seed: u64) -> f64 {
-    let mut registry = Registry::new();
-    proprio_manipulation::register(&mut registry);
-    let options = VecOptions {
-        autoreset: AutoresetMode::SameStep,
-        threads: Some(2),
-        ..VecOptions::default()
-    };
-    let n = 100;
-    let mut venv = registry.make_vec(id, n, config, options).unwrap();
-    let mut policy = registry.scripted(id, venv.spec()).unwrap();
-    let dim = venv.spec().action_space.flat_dim();
-    let mut actions = vec![0.0; n * dim];
-    let mut outcome: Vec<Option<bool>> = vec![None; n];
-    venv.reset(Some(seed), None).unwrap();
-    while outcome.iter().any(Option::is_none) {
-        let obs = venv.batch().obs.clone();
-        policy
-            .act(&obs, &mut actions, ActMode::Deterministic)
-            .unwrap();
-        venv.step(&actions).unwrap();
-        let b = venv.batch();
-        for (i, slot) in outcome.iter_mut().enumerate() {
-            if slot.is_none() && b.done(i) {
-                *slot = Some(b.final_infos[i].get("success") == Some(1.0));
-                assert_eq!(
-                    b.final_infos[i].get("blow_up"),
-                    Some(0.0),
-                    "{id}: env {i} blew up"
-                );
-            }
+    let mut successes = 0;
+    episodes::first_episodes(id, config, 100, seed, |i, _, last| {
+        if let Some(info) = last {
+            assert_eq!(info.get("blow_up"), Some(0.0), "{id}: env {i} blew up");
+            successes += usize::from(info.get("success") == Some(1.0));
         }
-    }
-    outcome.iter().filter(|o| **o == Some(true)).count() as f64 / n as f64
+    });
+    successes as f64 / 100.0
 }
 
 #[test]
