@@ -17,6 +17,7 @@ mod controller;
 mod cpu;
 pub mod kernel;
 mod linalg;
+mod measure;
 pub mod reward;
 mod robot;
 mod scene;

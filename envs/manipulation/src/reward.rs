@@ -5,10 +5,10 @@
 
 use crate::config::{Settings, TaskKind};
 use crate::controller::FINGER_RANGE;
-use crate::scene::CUBE_HALF;
-use crate::task::{
+use crate::measure::{
     Measure, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, TaskState,
 };
+use crate::scene::CUBE_HALF;
 use crate::world::BodyState;
 use glam::Vec3;
 

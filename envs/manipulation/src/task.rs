@@ -3,28 +3,20 @@
 //! success), the observation and the `info` entries.
 
 use crate::config::{Settings, TaskKind};
-use crate::controller::{ArmController, ControlState};
+use crate::controller::ArmController;
+pub use crate::measure::{
+    Measure, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, TaskState,
+};
 use crate::reward::{Progress, hold_steps, progress};
 use crate::scene::{CUBE_HALF, Parts, READY, Scene};
 use crate::world::{BodyState, Physics, World};
 use glam::{Quat, Vec3};
 use proprio_core::rand::RngExt;
 use proprio_core::{EnvRng, Info};
-use serde::{Deserialize, Serialize};
 use std::f32::consts::{PI, TAU};
 
-/// Reach success: TCP within this distance of the goal, m.
-pub const REACH_RADIUS: f32 = 0.025;
-/// Push success: cube centre within this horizontal distance of the goal, m (ManiSkill's).
-pub const PUSH_RADIUS: f32 = 0.1;
 /// Push: how far the goal lies from the cube, m.
 pub const PUSH_DISTANCE: f32 = 0.2;
-/// Pick success: cube centre within this distance of the goal while held still, m.
-pub const PICK_RADIUS: f32 = 0.025;
-/// Stack: largest horizontal offset of A from B, m (half the cube's face diagonal + 5 mm).
-pub const STACK_OFFSET: f32 = CUBE_HALF * std::f32::consts::SQRT_2 + 0.005;
-/// Joint speed under which the arm counts as still, rad/s.
-pub const STILL: f32 = 0.2;
 /// Objects beyond this box (world frame, m) have left the workspace: the episode is truncated.
 pub const WORKSPACE: ([f32; 3], [f32; 3]) = ([-1.0, -1.0, -0.2], [1.0, 1.0, 2.0]);
 
@@ -37,17 +29,6 @@ pub enum BlowUp {
     NonFinite = 1,
     /// An object left the workspace box.
     LeftWorkspace = 2,
-}
-
-/// The task's side of an env's state: goal, success counter, controller memory.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct TaskState {
-    /// Goal position, world frame, m (push: on the table, z = cube half size).
-    pub goal: [f32; 3],
-    /// Consecutive control steps the success condition has held.
-    pub held: u32,
-    /// Arm controller memory.
-    pub control: ControlState,
 }
 
 /// What one control step produced.
@@ -161,18 +142,6 @@ pub fn draw(
         control: controller.start(&q, tcp),
     };
     (physics, task)
-}
-
-/// What the tasks read of a physics, whichever computes it (rapier or the kernel).
-pub trait Measure {
-    /// Joint positions and velocities: 7 arm joints (rad, rad/s), 2 finger openings (m, m/s).
-    fn joints(&self) -> ([f32; 9], [f32; 9]);
-    /// The tool centre point and the hand's orientation.
-    fn tcp(&self) -> (Vec3, Quat);
-    /// Pose and velocity of cube `i`.
-    fn cube(&self, i: usize) -> BodyState;
-    /// Whether both fingers touch cube `i` (a grasp also needs a squeeze: [`crate::reward::grasped`]).
-    fn touches(&self, i: usize) -> bool;
 }
 
 /// A rapier world and the handles of its scene, measured.
