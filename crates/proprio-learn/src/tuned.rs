@@ -9,30 +9,24 @@ use crate::base::error::{LearnError, Result};
 use crate::run::Algo;
 use proprio::render::ObsMode;
 use proprio::serde_json::{self, Map, Value};
+use serde::Deserialize;
 
 const TUNED: &str = include_str!("../tuned.json");
 
 /// One tuned recipe.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Recipe {
     /// The `tuned.json` key it was found under (`ppo`, `ppo/rgb+state`).
+    #[serde(skip)]
     pub key: String,
     /// Where the values come from (measurements, papers).
     pub source: String,
     /// Env config keys it was tuned with.
+    #[serde(default)]
     pub env: Map<String, Value>,
     /// Learner hyper-parameters.
     pub values: Map<String, Value>,
-}
-
-fn object(entry: &Value, field: &str, env: &str, key: &str) -> Result<Map<String, Value>> {
-    match entry.get(field) {
-        None if field == "env" => Ok(Map::new()),
-        Some(Value::Object(map)) => Ok(map.clone()),
-        _ => Err(LearnError::Config(format!(
-            "tuned.json: {env} / {key} has no \"{field}\" object"
-        ))),
-    }
 }
 
 /// The tuned recipe for `env` under `algo` observing `obs`; `None` if there is none.
@@ -51,16 +45,9 @@ pub fn tuned(env: &str, algo: Algo, obs: ObsMode) -> Result<Option<Recipe>> {
     let Some(entry) = recipes.get(&key) else {
         return Ok(None);
     };
-    Ok(Some(Recipe {
-        source: entry
-            .get("source")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        env: object(entry, "env", env, &key)?,
-        values: object(entry, "values", env, &key)?,
-        key,
-    }))
+    let recipe = serde_json::from_value(entry.clone())
+        .map_err(|e| LearnError::Config(format!("tuned.json: {env} / {key}: {e}")))?;
+    Ok(Some(Recipe { key, ..recipe }))
 }
 
 /// `config` with the recipe's env keys filled in where the user gave none.
