@@ -276,9 +276,14 @@ pub fn obs_dim(s: &Settings) -> usize {
 /// Values of the goal fields (the goal and the offset to it) dropped by `goal_in_state: false`.
 const GOAL_FIELDS: usize = 6;
 
-/// A quaternion as (x, y, z, w) with w ≥ 0, so that one rotation has one encoding.
-fn canonical(q: Quat) -> [f32; 4] {
-    if q.w < 0.0 {
+/// The hand pointing down (a half turn about x): the reference of its observed orientation.
+pub const HAND_DOWN: Quat = Quat::from_xyzw(1.0, 0.0, 0.0, 0.0);
+
+/// A quaternion as (x, y, z, w) in the hemisphere of `reference`, so that one
+/// rotation has one encoding, continuous around the reference. (With w ≥ 0, a
+/// hand pointing down, w ≈ 0, flipped x between +1 and −1 from step to step.)
+fn canonical(q: Quat, reference: Quat) -> [f32; 4] {
+    if q.dot(reference) < 0.0 {
         (-q).to_array()
     } else {
         q.to_array()
@@ -292,7 +297,7 @@ fn put<const N: usize>(obs: &mut [f32], at: &mut usize, values: [f32; N]) {
 
 fn put_body(obs: &mut [f32], at: &mut usize, b: &BodyState) {
     put(obs, at, b.position.to_array());
-    put(obs, at, canonical(b.rotation));
+    put(obs, at, canonical(b.rotation, Quat::IDENTITY));
     put(obs, at, b.linvel.to_array());
     put(obs, at, b.angvel.to_array());
 }
@@ -306,7 +311,7 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
     put(obs, &mut at, q);
     put(obs, &mut at, qd);
     put(obs, &mut at, tcp.to_array());
-    put(obs, &mut at, canonical(hand));
+    put(obs, &mut at, canonical(hand, HAND_DOWN));
     put(obs, &mut at, [q[7] + q[8]]);
     match s.task {
         TaskKind::Reach => {

@@ -341,9 +341,10 @@ fn put3(v: vec3<f32>) {
     put(v.z);
 }
 
-fn put_canonical(q: vec4<f32>) {
+// A quaternion in the hemisphere of `reference` (task.rs `canonical`).
+fn put_canonical(q: vec4<f32>, reference: vec4<f32>) {
     var c = q;
-    if (q.w < 0.0) {
+    if (dot(q, reference) < 0.0) {
         c = -q;
     }
     put(c.x);
@@ -355,7 +356,7 @@ fn put_canonical(q: vec4<f32>) {
 fn put_cube(i: u32) {
     let c = F_CUBES + i * CUBE_FIELDS;
     put3(cube_at(i));
-    put_canonical(vec4<f32>(s[c + 3u], s[c + 4u], s[c + 5u], s[c + 6u]));
+    put_canonical(vec4<f32>(s[c + 3u], s[c + 4u], s[c + 5u], s[c + 6u]), vec4<f32>(0.0, 0.0, 0.0, 1.0));
     for (var k = 7u; k < 13u; k++) {
         put(s[c + k]);
     }
@@ -374,7 +375,7 @@ fn observe(base: u32) {
         put(s[F_QD + j]);
     }
     put3(tcp);
-    put_canonical(pose[1]);
+    put_canonical(pose[1], vec4<f32>(1.0, 0.0, 0.0, 0.0));
     put(s[F_Q + 7u] + s[F_Q + 8u]);
     if (P.task == TASK_REACH) {
         if (P.goal_in_state != 0u) {
