@@ -47,8 +47,8 @@ run)
             --set eval_every=1000000000 --total-steps 100000000 --out "$run" > "$OUTDIR/$name.log" 2>&1 || true
         cp "$run/metrics.jsonl" "$OUTDIR/$name.jsonl" 2> /dev/null || true
         python3 - "$run/metrics.jsonl" "$slice" << 'EOF'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])] if __import__("os").path.exists(sys.argv[1]) else []
+import json, os, sys
+rows = [json.loads(l) for l in open(sys.argv[1])] if os.path.exists(sys.argv[1]) else []
 if len(rows) < 2:
     print(json.dumps({"slice": sys.argv[2], "error": "fewer than 2 iterations in the slice"}))
     sys.exit()

@@ -14,7 +14,9 @@ use crate::controller::IK_ITERATIONS;
 use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP};
 use crate::reward::{PICK_STAGES, SQUEEZE, STACK_STAGES};
 use crate::scene::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
-use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, WORKSPACE};
+use crate::task::{
+    HAND_DOWN, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, WORKSPACE,
+};
 use crate::world::TOUCH;
 use proprio_core::Info;
 use proprio_gpu::{ChunkedGpuKernel, GpuModel};
@@ -171,7 +173,11 @@ fn shader_source(arm: &Arm) -> String {
         ("BASE_Y", crate::scene::BASE[1]),
         ("BASE_Z", crate::scene::BASE[2]),
     ];
-    let header = format!("const ARM_LEN: u32 = {}u;\n", floats.len());
+    let [x, y, z, w] = HAND_DOWN.to_array();
+    let header = format!(
+        "const ARM_LEN: u32 = {}u;\nconst HAND_DOWN = vec4<f32>({x:?}, {y:?}, {z:?}, {w:?});\n",
+        floats.len()
+    );
     proprio_gpu::shader::<KernelModel>(
         &counts,
         &scalars,

@@ -375,7 +375,7 @@ fn observe(base: u32) {
         put(s[F_QD + j]);
     }
     put3(tcp);
-    put_canonical(pose[1], vec4<f32>(1.0, 0.0, 0.0, 0.0));
+    put_canonical(pose[1], HAND_DOWN);
     put(s[F_Q + 7u] + s[F_Q + 8u]);
     if (P.task == TASK_REACH) {
         if (P.goal_in_state != 0u) {
