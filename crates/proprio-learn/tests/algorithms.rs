@@ -205,6 +205,31 @@ fn categorical_head_samples_match_its_log_probabilities() {
 }
 
 #[test]
+fn bounds_penalty_counts_only_what_strays_past_the_widened_box() {
+    // Component 0 spans [−1, 1]; component 1 [0, 4] (centre 2, half-width 2);
+    // component 2 is unbounded and never pays.
+    let head = ActionHead::Gaussian {
+        dim: 3,
+        low: vec![-1.0, 0.0, f32::NEG_INFINITY],
+        high: vec![1.0, 4.0, f32::INFINITY],
+    };
+    let means = Tensor::<2>::from_floats([[-1.5, 2.0, 1e6], [1.05, 6.6, -1e6]], &cpu());
+    let excess = head.bound_excess(means, 0.1).unwrap();
+    // Row 0: |−1.5| − 1.1 = 0.4 → 0.16. Row 1: 1.05 is inside the margin;
+    // (6.6 − 2) / 2 − 1.1 = 1.2 → 1.44. Mean over the rows: 0.8.
+    close(&values(excess), &[0.8], 1e-5);
+    let categorical = ActionHead::Categorical {
+        nvec: vec![2],
+        start: vec![0],
+    };
+    assert!(
+        categorical
+            .bound_excess(Tensor::zeros([1, 2], &cpu()), 0.1)
+            .is_none()
+    );
+}
+
+#[test]
 fn normaliser_statistics_round_trip_through_json() {
     let mut obs = RunningMeanStd::new(3);
     obs.update(&[1.0, 2.0, 3.0, -1.0, 0.5, 7.25], |_| false);

@@ -52,6 +52,16 @@ pub fn openness(q: &[f32; 9]) -> f32 {
     ((q[7] + q[8]) / (2.0 * FINGER_RANGE.1)).clamp(0.0, 1.0)
 }
 
+/// How far a grasp on a cube resting on its place has been loosened: the
+/// fingers' commanded opening as a share of the widest while they still
+/// squeeze, 1 once they let go. ManiSkill's measured opening stays at the
+/// cube's width while the fingers squeeze, so it gives no gradient toward
+/// letting go (PPO held A on B for 100 steps with its gripper command pinned
+/// shut); the command moves with the action all the way to the release.
+pub fn ungrasp(grasped: bool, targets: &[f32; 9]) -> f32 {
+    if grasped { openness(targets) } else { 1.0 }
+}
+
 /// Cube `a` rests on cube `b`: centred within [`STACK_OFFSET`], one cube higher (±5 mm).
 pub fn on_top(a: &BodyState, b: &BodyState) -> bool {
     let offset = a.position - b.position;
@@ -83,7 +93,7 @@ pub struct Progress {
 pub fn progress(s: &Settings, p: &impl Measure, t: &TaskState) -> Progress {
     let (tcp, _) = p.tcp();
     let goal = Vec3::from(t.goal);
-    let (q, qd) = p.joints();
+    let (_, qd) = p.joints();
     let (score, holds, distance) = match s.task {
         TaskKind::Reach => {
             let d = (tcp - goal).length();
@@ -119,8 +129,7 @@ pub fn progress(s: &Settings, p: &impl Measure, t: &TaskState) -> Progress {
             let d = (a.position - place).length();
             let on_top = on_top(&a, &b);
             let stage = if on_top {
-                let ungrasp = if grasped { openness(&q) } else { 1.0 };
-                6.0 + (ungrasp + cube_static(&a)) / 2.0
+                6.0 + (ungrasp(grasped, &t.control.targets) + cube_static(&a)) / 2.0
             } else if grasped {
                 4.0 + closeness(d)
             } else {

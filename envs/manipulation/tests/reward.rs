@@ -162,7 +162,7 @@ fn stack_stages_score_the_formula() {
         (4.0 + closeness((lifted - place).length())) / STACK_STAGES,
     );
     close(r.distance, (lifted - place).length());
-    // On B, still grasped with the fingers half open: 6 + (½ + static) / 2.
+    // On B, squeezed with the fingers commanded shut: 6 + (0 + static) / 2.
     p.cubes[0] = at(place + Vec3::new(0.01, 0.0, 0.002));
     p.cubes[0].linvel = Vec3::new(0.02, 0.0, 0.0);
     p.q[7] = 0.02;
@@ -170,7 +170,15 @@ fn stack_stages_score_the_formula() {
     let r = progress(&s, &p, &t);
     assert!(!r.holds);
     let still = 1.0 - (10.0f32 * 0.02).tanh();
-    close(r.score, (6.0 + (0.5 + still) / 2.0) / STACK_STAGES);
+    close(r.score, (6.0 + still / 2.0) / STACK_STAGES);
+    // The grip loosened but still squeezing (targets 3 cm in all, 1 cm inside
+    // the 4 cm opening): the commanded opening pays, 3 / 8 of the widest.
+    let mut loosened = t;
+    loosened.control.targets[7] = 0.015;
+    loosened.control.targets[8] = 0.015;
+    let r = progress(&s, &p, &loosened);
+    assert!(!r.holds && reward::grasped(&p, &loosened, 0));
+    close(r.score, (6.0 + (0.375 + still) / 2.0) / STACK_STAGES);
     // Released but still sliding: ungrasp pays 1.
     p.grasped = false;
     let r = progress(&s, &p, &t);

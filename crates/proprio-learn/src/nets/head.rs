@@ -159,6 +159,41 @@ impl ActionHead {
     }
 }
 
+impl ActionHead {
+    /// How far Gaussian means `[B, dim]` stray past their box widened by
+    /// `margin` half-widths each side: the mean over the batch of the summed
+    /// squared excess, in half-widths (rl_games' bounds loss; unbounded
+    /// components pay nothing). `None` for categorical heads.
+    ///
+    /// The env clips actions to the box, so past it every sample acts alike,
+    /// the surrogate has no gradient and the mean drifts where exploration
+    /// can no longer reach back inside (a gripper command pinned shut).
+    pub fn bound_excess(&self, params: Tensor<2>, margin: f32) -> Option<Tensor<1>> {
+        let Self::Gaussian { dim, low, high } = self else {
+            return None;
+        };
+        let device = params.device();
+        let row = |values: Vec<f32>| {
+            Tensor::<1>::from_floats(values.as_slice(), &device).reshape([1, *dim])
+        };
+        let (mut centre, mut scale, mut reach) =
+            (vec![0.0; *dim], vec![0.0; *dim], vec![f32::MAX; *dim]);
+        for k in 0..*dim {
+            let half = 0.5 * (high[k] - low[k]);
+            if half.is_finite() && half > 0.0 {
+                centre[k] = 0.5 * (high[k] + low[k]);
+                scale[k] = 1.0 / half;
+                reach[k] = 1.0 + margin;
+            }
+        }
+        let [batch, _] = params.dims();
+        let offset =
+            (params - row(centre).expand([batch, *dim])) * row(scale).expand([batch, *dim]);
+        let excess = (offset.abs() - row(reach).expand([batch, *dim])).clamp_min(0.0);
+        Some(excess.square().sum_dim(1).mean())
+    }
+}
+
 /// Index of the largest value (the first of equals).
 pub(crate) fn argmax(values: &[f32]) -> usize {
     let mut best = 0;

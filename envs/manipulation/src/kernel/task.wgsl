@@ -261,7 +261,7 @@ fn progress() -> Progress {
     if (top) {
         var ungrasp = 1.0;
         if (held) {
-            ungrasp = clamp((s[F_Q + 7u] + s[F_Q + 8u]) / (2.0 * FINGER_OPEN), 0.0, 1.0);
+            ungrasp = clamp((s[F_TARGETS + 7u] + s[F_TARGETS + 8u]) / (2.0 * FINGER_OPEN), 0.0, 1.0);
         }
         stage = 6.0 + (ungrasp + 1.0 - tanh(10.0 * v + w)) / 2.0;
     } else if (held) {

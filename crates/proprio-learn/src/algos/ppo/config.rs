@@ -70,6 +70,12 @@ pub struct PpoConfig {
     /// between their limits (CleanRL: no; the mean is unbounded and the env clips).
     #[serde(default)]
     pub squash_mean: bool,
+    /// Weight of a penalty on Gaussian means beyond the action box widened by
+    /// 10% (rl_games' `bounds_loss_coef`, 1e-4 in IsaacGymEnvs; CleanRL: none):
+    /// past the box the env clips every sample alike and nothing pulls the
+    /// mean back within reach of exploration; 0: off.
+    #[serde(default)]
+    pub bound_coef: f32,
     /// Initial log standard deviation of a Gaussian policy (CleanRL: 0, σ = 1;
     /// RL Zoo's PyBullet recipes: −2). Actions start this noisy and the
     /// learner narrows them from there.
@@ -116,6 +122,7 @@ impl PpoConfig {
             critic_only: Vec::new(),
             aux_coef: 0.0,
             squash_mean: false,
+            bound_coef: 0.0,
             log_std_init: 0.0,
             log_std_final: None,
             adam_eps: 1e-5,

@@ -45,6 +45,9 @@ pub struct Losses {
     pub aux: Option<Tensor<1>>,
 }
 
+/// How far past the action box the bounds penalty starts, in half-widths (rl_games' soft bound 1.1).
+const BOUND_MARGIN: f32 = 0.1;
+
 /// The PPO loss on one minibatch (indices into `batch`).
 pub fn losses(
     agent: &ActorCritic,
@@ -61,6 +64,9 @@ pub fn losses(
     let old_values = batch.values.clone().select(0, idx);
 
     let (params, new_value, aux) = agent.forward_with_aux(obs);
+    let excess = (cfg.bound_coef > 0.0)
+        .then(|| head.bound_excess(params.clone(), BOUND_MARGIN))
+        .flatten();
     let (new_logprob, entropy) = head.log_prob_entropy(params, agent.log_std(), actions);
     let log_ratio = new_logprob - old_logprob;
     let ratio = log_ratio.clone().exp();
@@ -102,6 +108,9 @@ pub fn losses(
         + value.clone().mul_scalar(cfg.vf_coef);
     if let Some(aux) = &aux {
         total = total + aux.clone().mul_scalar(cfg.aux_coef);
+    }
+    if let Some(excess) = excess {
+        total = total + excess.mul_scalar(cfg.bound_coef);
     }
     Losses {
         total,
