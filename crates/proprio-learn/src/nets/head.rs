@@ -157,9 +157,7 @@ impl ActionHead {
             }
         }
     }
-}
 
-impl ActionHead {
     /// How far Gaussian means `[B, dim]` stray past their box widened by
     /// `margin` half-widths each side: the mean over the batch of the summed
     /// squared excess, in half-widths (rl_games' bounds loss; unbounded
