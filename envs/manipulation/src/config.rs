@@ -17,6 +17,10 @@ pub enum ControlMode {
     /// End-effector translation steps (±0.1 m) and rotation steps (axis-angle
     /// in the world frame, ±0.1 rad), solved by damped-least-squares IK.
     PdEeDeltaPose,
+    /// End-effector translation steps (±0.1 m) and turns about the vertical
+    /// (±0.1 rad, the hand's yaw kept within ±90° of its start): a top-down
+    /// grasp's freedom, so the fingers can meet a cube's faces at any yaw.
+    PdEeDeltaPosYaw,
 }
 
 impl ControlMode {
@@ -26,6 +30,7 @@ impl ControlMode {
             Self::PdJointPos | Self::PdJointDeltaPos => 8,
             Self::PdEeDeltaPos => 4,
             Self::PdEeDeltaPose => 7,
+            Self::PdEeDeltaPosYaw => 5,
         }
     }
 }
@@ -92,6 +97,10 @@ pub struct ManipConfig {
     /// Whether the state observation holds the goal (reach, push, pick); without
     /// it the goal is only seen in camera images (pixel-policy experiments).
     pub goal_in_state: bool,
+    /// Whether the state reports each cube's orientation as the one of its 24
+    /// equivalent rotations closest to the world axes (an upright cube's yaw
+    /// then lies within ±45°, the turn a grasp needs) instead of the body's own.
+    pub cube_symmetry: bool,
 }
 
 impl Default for ManipConfig {
@@ -103,6 +112,7 @@ impl Default for ManipConfig {
             control: None,
             joint_noise: 0.02,
             goal_in_state: true,
+            cube_symmetry: false,
         }
     }
 }
@@ -136,6 +146,8 @@ pub struct Settings {
     pub joint_noise: f32,
     /// The goal is part of the state observation.
     pub goal_in_state: bool,
+    /// Cube orientations are observed modulo the cube's symmetries.
+    pub cube_symmetry: bool,
 }
 
 impl Settings {
@@ -172,6 +184,7 @@ impl Settings {
             control: c.control.unwrap_or(task.default_control()),
             joint_noise: c.joint_noise as f32,
             goal_in_state: c.goal_in_state,
+            cube_symmetry: c.cube_symmetry,
         })
     }
 }

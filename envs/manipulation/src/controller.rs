@@ -1,9 +1,11 @@
 //! The arm controllers: normalised actions to PD joint targets (ManiSkill's
-//! `pd_joint_pos`, `pd_joint_delta_pos`, `pd_ee_delta_pos`, `pd_ee_delta_pose`).
+//! `pd_joint_pos`, `pd_joint_delta_pos`, `pd_ee_delta_pos`, `pd_ee_delta_pose`,
+//! and `pd_ee_delta_pos_yaw`).
 
 use crate::config::ControlMode;
 use crate::robot::{Chain, RobotError};
 use crate::scene::BASE;
+use crate::task::HAND_DOWN;
 use glam::{DQuat, DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +15,9 @@ pub const JOINT_STEP: f32 = 0.1;
 pub const EE_STEP: f32 = 0.1;
 /// Largest end-effector rotation step, rad per control step.
 pub const EE_TURN: f32 = 0.1;
+/// Largest yaw of the `pd_ee_delta_pos_yaw` orientation target from [`HAND_DOWN`], rad
+/// (a cube's faces repeat every 90°, so no grasp needs more).
+pub const YAW_LIMIT: f32 = std::f32::consts::FRAC_PI_2;
 /// Finger opening at gripper action −1 (a little past closed, so a held cube is squeezed) and +1, m.
 pub const FINGER_RANGE: (f32, f32) = (0.0, 0.04);
 /// The box the end-effector target stays in (world frame, m): above the table, within reach.
@@ -21,6 +26,29 @@ pub const EE_BOUNDS: ([f32; 3], [f32; 3]) = ([-0.45, -0.5, 0.0], [0.35, 0.5, 0.7
 /// (the kernel physics' `f32` IK uses the same).
 pub(crate) const IK_ITERATIONS: usize = 4;
 pub(crate) const IK_DAMPING: f64 = 0.05;
+
+/// The end-effector orientation target after `action`'s turn, from the last target `rotation`
+/// (unchanged by the controllers that do not turn the hand).
+pub fn turn(mode: ControlMode, action: &[f32], rotation: Quat) -> Quat {
+    match mode {
+        ControlMode::PdEeDeltaPose => {
+            let step = Vec3::new(action[3], action[4], action[5]) * EE_TURN;
+            (Quat::from_scaled_axis(step) * rotation).normalize()
+        }
+        ControlMode::PdEeDeltaPosYaw => {
+            let from_down = rotation * HAND_DOWN.inverse();
+            let from_down = if from_down.w < 0.0 {
+                -from_down
+            } else {
+                from_down
+            };
+            let yaw = 2.0 * from_down.z.atan2(from_down.w);
+            let step = (yaw + action[3] * EE_TURN).clamp(-YAW_LIMIT, YAW_LIMIT) - yaw;
+            (Quat::from_rotation_z(step) * rotation).normalize()
+        }
+        _ => rotation,
+    }
+}
 
 /// What a controller carries from one control step to the next.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -103,18 +131,16 @@ impl ArmController {
                         (q[k] + JOINT_STEP * action[k]).clamp(self.limits[k].0, self.limits[k].1);
                 }
             }
-            ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose => {
+            ControlMode::PdEeDeltaPos
+            | ControlMode::PdEeDeltaPose
+            | ControlMode::PdEeDeltaPosYaw => {
                 let step = Vec3::new(action[0], action[1], action[2]) * EE_STEP;
                 let (low, high) = (Vec3::from(EE_BOUNDS.0), Vec3::from(EE_BOUNDS.1));
                 let position = (tcp + step).clamp(low, high);
                 state.ee_position = position.to_array();
-                if mode == ControlMode::PdEeDeltaPose {
-                    let turn = Vec3::new(action[3], action[4], action[5]) * EE_TURN;
-                    let rotation =
-                        Quat::from_scaled_axis(turn) * Quat::from_array(state.ee_rotation);
-                    state.ee_rotation = rotation.normalize().to_array();
-                }
-                self.solve(position, Quat::from_array(state.ee_rotation), arm);
+                let rotation = turn(mode, action, Quat::from_array(state.ee_rotation));
+                state.ee_rotation = rotation.to_array();
+                self.solve(position, rotation, arm);
             }
         }
         let gripper = lerp(FINGER_RANGE, action[mode.action_dim() - 1]);

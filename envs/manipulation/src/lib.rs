@@ -28,7 +28,7 @@ mod world;
 
 pub use config::{ControlMode, Engine, ManipConfig, Settings, TaskKind};
 pub use controller::{
-    ArmController, ControlState, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP,
+    ArmController, ControlState, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT,
 };
 pub use cpu::{CpuKernel, ManipState};
 pub use robot::{Chain, ChainJoint, JointKind, MAX_DOF, PANDA_URDF, RobotError, TCP_OFFSET};
@@ -47,7 +47,7 @@ use proprio_core::{
 };
 use std::sync::Arc;
 
-const ACTION_HANDLING: &str = "each component is clipped to [-1, 1]; the meaning depends on the `control` config key (pd_joint_pos, pd_joint_delta_pos, pd_ee_delta_pos, pd_ee_delta_pose); the last component closes (-1) or opens (+1) the gripper";
+const ACTION_HANDLING: &str = "each component is clipped to [-1, 1]; the meaning depends on the `control` config key (pd_joint_pos, pd_joint_delta_pos, pd_ee_delta_pos, pd_ee_delta_pose, pd_ee_delta_pos_yaw); the last component closes (-1) or opens (+1) the gripper";
 
 /// `manipulation/reach-v0`.
 pub const REACH: EnvEntry = EnvEntry {

@@ -76,9 +76,11 @@ impl Scripted {
             ));
         }
         match settings.control {
-            ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose => Ok(Self { settings }),
+            ControlMode::PdEeDeltaPos
+            | ControlMode::PdEeDeltaPose
+            | ControlMode::PdEeDeltaPosYaw => Ok(Self { settings }),
             other => Err(Error::Backend(format!(
-                "the scripted policy drives pd_ee_delta_pos or pd_ee_delta_pose, not {}",
+                "the scripted policy drives pd_ee_delta_pos, pd_ee_delta_pose or pd_ee_delta_pos_yaw, not {}",
                 proprio_core::serde_json::to_string(&other).unwrap_or_default()
             ))),
         }
@@ -120,7 +122,12 @@ impl Scripted {
         let Some((cube, cube_rot)) = v.object else {
             return (v.goal, Vec3::ZERO, 1.0);
         };
-        let align = alignment(v.hand, cube_rot);
+        // A controller that cannot turn the hand grasps at whatever yaw it meets.
+        let align = if self.settings.control == ControlMode::PdEeDeltaPos {
+            Vec3::ZERO
+        } else {
+            alignment(v.hand, cube_rot)
+        };
         let above = cube + Vec3::new(0.0, 0.0, HOVER);
         match self.settings.task {
             TaskKind::PushCube => {
@@ -191,9 +198,11 @@ impl Scripted {
         let (waypoint, turn, gripper) = self.plan(&v);
         let step = (waypoint - v.tcp) * GAIN / EE_STEP;
         action[..3].copy_from_slice(&step.clamp(Vec3::splat(-1.0), Vec3::splat(1.0)).to_array());
-        if self.settings.control == ControlMode::PdEeDeltaPose {
-            let rot = (turn * GAIN / EE_TURN).clamp(Vec3::splat(-1.0), Vec3::splat(1.0));
-            action[3..6].copy_from_slice(&rot.to_array());
+        let rot = (turn * GAIN / EE_TURN).clamp(Vec3::splat(-1.0), Vec3::splat(1.0));
+        match self.settings.control {
+            ControlMode::PdEeDeltaPose => action[3..6].copy_from_slice(&rot.to_array()),
+            ControlMode::PdEeDeltaPosYaw => action[3] = rot.z,
+            _ => {}
         }
         if let Some(last) = action.last_mut() {
             *last = gripper;

@@ -279,6 +279,52 @@ const GOAL_FIELDS: usize = 6;
 /// The hand pointing down (a half turn about x): the reference of its observed orientation.
 pub const HAND_DOWN: Quat = Quat::from_xyzw(1.0, 0.0, 0.0, 0.0);
 
+const H: f32 = 0.5;
+const R: f32 = std::f32::consts::FRAC_1_SQRT_2;
+
+/// The 24 rotations that map a cube onto itself (x, y, z, w; one sign each):
+/// the identity and the half turns about the axes, the thirds of a turn about
+/// the body diagonals, and the quarter turns and the half turns about the face diagonals.
+pub const CUBE_SYMMETRIES: [[f32; 4]; 24] = [
+    [0.0, 0.0, 0.0, 1.0],
+    [1.0, 0.0, 0.0, 0.0],
+    [0.0, 1.0, 0.0, 0.0],
+    [0.0, 0.0, 1.0, 0.0],
+    [H, H, H, H],
+    [H, H, -H, H],
+    [H, -H, H, H],
+    [H, -H, -H, H],
+    [-H, H, H, H],
+    [-H, H, -H, H],
+    [-H, -H, H, H],
+    [-H, -H, -H, H],
+    [R, 0.0, 0.0, R],
+    [-R, 0.0, 0.0, R],
+    [0.0, R, 0.0, R],
+    [0.0, -R, 0.0, R],
+    [0.0, 0.0, R, R],
+    [0.0, 0.0, -R, R],
+    [R, R, 0.0, 0.0],
+    [R, -R, 0.0, 0.0],
+    [R, 0.0, R, 0.0],
+    [R, 0.0, -R, 0.0],
+    [0.0, R, R, 0.0],
+    [0.0, R, -R, 0.0],
+];
+
+/// Of the rotations equivalent to a cube's `q` (`q · s` over [`CUBE_SYMMETRIES`]),
+/// the one closest to the world axes, as (x, y, z, w) with w ≥ 0.
+pub fn cube_symmetric(q: Quat) -> [f32; 4] {
+    let mut best = q;
+    for s in CUBE_SYMMETRIES {
+        let r = q * Quat::from_array(s);
+        if r.w.abs() > best.w.abs() {
+            best = r;
+        }
+    }
+    canonical(best, Quat::IDENTITY)
+}
+
 /// A quaternion as (x, y, z, w) in the hemisphere of `reference`, so that one
 /// rotation has one encoding, continuous around the reference. (With w ≥ 0, a
 /// hand pointing down, w ≈ 0, flipped x between +1 and −1 from step to step.)
@@ -295,9 +341,14 @@ fn put<const N: usize>(obs: &mut [f32], at: &mut usize, values: [f32; N]) {
     *at += N;
 }
 
-fn put_body(obs: &mut [f32], at: &mut usize, b: &BodyState) {
+fn put_body(s: &Settings, obs: &mut [f32], at: &mut usize, b: &BodyState) {
     put(obs, at, b.position.to_array());
-    put(obs, at, canonical(b.rotation, Quat::IDENTITY));
+    let rotation = if s.cube_symmetry {
+        cube_symmetric(b.rotation)
+    } else {
+        canonical(b.rotation, Quat::IDENTITY)
+    };
+    put(obs, at, rotation);
     put(obs, at, b.linvel.to_array());
     put(obs, at, b.angvel.to_array());
 }
@@ -322,7 +373,7 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
         }
         TaskKind::PushCube | TaskKind::PickCube => {
             let cube = p.cube(0);
-            put_body(obs, &mut at, &cube);
+            put_body(s, obs, &mut at, &cube);
             if s.goal_in_state {
                 put(obs, &mut at, goal.to_array());
                 put(obs, &mut at, (goal - cube.position).to_array());
@@ -337,8 +388,8 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
         TaskKind::StackCube => {
             let a = p.cube(0);
             let b = p.cube(1);
-            put_body(obs, &mut at, &a);
-            put_body(obs, &mut at, &b);
+            put_body(s, obs, &mut at, &a);
+            put_body(s, obs, &mut at, &b);
             put(obs, &mut at, (a.position - tcp).to_array());
             put(
                 obs,

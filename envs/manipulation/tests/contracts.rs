@@ -226,6 +226,11 @@ fn every_controller_drives_the_arm_and_the_gripper() {
 }
 
 #[test]
+fn the_yaw_controller_turns_the_hand_about_the_vertical_up_to_90_degrees() {
+    support::assert_yaw_turns_the_hand("rapier");
+}
+
+#[test]
 fn without_the_goal_in_the_state_the_rest_of_the_observation_is_unchanged() {
     let registry = registry();
     let options = VecOptions::default();

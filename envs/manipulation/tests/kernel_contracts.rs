@@ -141,6 +141,11 @@ fn every_controller_drives_the_arm_and_the_gripper() {
 }
 
 #[test]
+fn the_yaw_controller_turns_the_hand_about_the_vertical_up_to_90_degrees() {
+    support::assert_yaw_turns_the_hand("kernel");
+}
+
+#[test]
 fn the_kernel_is_the_default_and_runs_recorded_without_the_key_stay_on_rapier() {
     let r = registry();
     let spec = r.spec("manipulation/pick-cube-v0", &Value::Null).unwrap();

@@ -78,12 +78,15 @@ fn gpu_kernel_matches_the_cpu_reference() {
         ("manipulation/push-cube-v0", "pd_ee_delta_pos"),
         ("manipulation/pick-cube-v0", "pd_ee_delta_pose"),
         ("manipulation/stack-cube-v0", "pd_ee_delta_pose"),
+        ("manipulation/stack-cube-v0", "pd_ee_delta_pos_yaw"),
     ];
     for (id, control) in cases {
         if !id.contains(only.as_str()) {
             continue;
         }
-        let config = json!({"physics": "kernel", "control": control});
+        // The yaw controller's case also observes the cubes modulo their symmetries.
+        let symmetric = control == "pd_ee_delta_pos_yaw";
+        let config = json!({"physics": "kernel", "control": control, "cube_symmetry": symmetric});
         let mut gpu = match make(&registry, id, &config, Backend::Gpu) {
             Ok(v) => v,
             Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
@@ -95,7 +98,12 @@ fn gpu_kernel_matches_the_cpu_reference() {
         let mut cpu = make(&registry, id, &config, Backend::Cpu).unwrap();
         // The scripted policies drive the end effector; the joint controllers get random actions.
         let scripted = control.starts_with("pd_ee");
-        let ee_spec = registry.spec(id, &json!({"physics": "kernel"})).unwrap();
+        let ee_config = if scripted {
+            config.clone()
+        } else {
+            json!({"physics": "kernel"})
+        };
+        let ee_spec = registry.spec(id, &ee_config).unwrap();
         let mut policy = registry.scripted(id, &ee_spec).unwrap();
         cpu.reset(Some(5), None).unwrap();
         gpu.reset(Some(5), None).unwrap();

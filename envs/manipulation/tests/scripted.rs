@@ -33,3 +33,15 @@ fn scripted_policies_solve_every_task() {
         }
     }
 }
+
+#[test]
+fn scripted_pick_and_stack_also_solve_with_the_yaw_controller() {
+    for id in ["manipulation/pick-cube-v0", "manipulation/stack-cube-v0"] {
+        let config = json!({ "physics": "kernel", "control": "pd_ee_delta_pos_yaw" });
+        let rate = success_rate(id, &config, 2026);
+        assert!(
+            rate >= 0.95,
+            "{id} with pd_ee_delta_pos_yaw: scripted success {rate}"
+        );
+    }
+}

@@ -1,15 +1,13 @@
-//! The four arm controllers in `f32` on the kernel's kinematics, as the WGSL
+//! The five arm controllers in `f32` on the kernel's kinematics, as the WGSL
 //! twin runs them: ManiSkill's `pd_joint_pos`, `pd_joint_delta_pos`,
-//! `pd_ee_delta_pos` and `pd_ee_delta_pose`, the last two solved by damped
+//! `pd_ee_delta_pos`, `pd_ee_delta_pose` and `pd_ee_delta_pos_yaw`, the last three solved by damped
 //! least squares (the rapier physics' `ArmController`, same constants).
 
 use super::arm::{Arm, DOF};
 use super::physics::{cholesky, cholesky_solve};
 use super::state::Sim;
 use crate::config::ControlMode;
-use crate::controller::{
-    self, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, IK_ITERATIONS, JOINT_STEP, lerp,
-};
+use crate::controller::{self, EE_BOUNDS, EE_STEP, FINGER_RANGE, IK_ITERATIONS, JOINT_STEP, lerp};
 use glam::{Quat, Vec3};
 
 /// Damping λ of the IK, the rapier controller's in `f32`.
@@ -47,17 +45,13 @@ pub fn apply(arm: &Arm, mode: ControlMode, action: &[f32], sim: &mut Sim) {
                     (sim.q[k] + JOINT_STEP * a[k]).clamp(arm.limits[k].0, arm.limits[k].1);
             }
         }
-        ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose => {
+        ControlMode::PdEeDeltaPos | ControlMode::PdEeDeltaPose | ControlMode::PdEeDeltaPosYaw => {
             let (tcp, _) = arm.tcp(&arm.kinematics(&sim.q));
             let step = Vec3::new(a[0], a[1], a[2]) * EE_STEP;
             let position = (tcp + step).clamp(Vec3::from(EE_BOUNDS.0), Vec3::from(EE_BOUNDS.1));
             sim.ee_position = position.to_array();
-            if mode == ControlMode::PdEeDeltaPose {
-                let turn = Vec3::new(a[3], a[4], a[5]) * EE_TURN;
-                let rotation = Quat::from_scaled_axis(turn) * Quat::from_array(sim.ee_rotation);
-                sim.ee_rotation = rotation.normalize().to_array();
-            }
-            let want = Quat::from_array(sim.ee_rotation);
+            let want = controller::turn(mode, &a, Quat::from_array(sim.ee_rotation));
+            sim.ee_rotation = want.to_array();
             for _ in 0..IK_ITERATIONS {
                 ik_step(arm, &mut sim.targets, position, want);
             }

@@ -13,7 +13,7 @@ struct Params {
     goal_in_state: u32,
     hold: u32,
     h: f32,
-    _p0: f32,
+    cube_symmetry: u32,
     _p1: f32,
     _p2: f32,
     arm: array<f32, ARM_LEN>,

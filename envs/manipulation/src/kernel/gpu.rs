@@ -11,11 +11,12 @@ use super::state::{CUBE_FIELDS, CUBES, SLOTS, Sim, slot};
 use super::{IK_DAMPING, KernelModel, SOLVER_STEPS};
 use crate::config::{ControlMode, TaskKind};
 use crate::controller::IK_ITERATIONS;
-use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP};
+use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT};
 use crate::reward::{PICK_STAGES, SQUEEZE, STACK_STAGES};
 use crate::scene::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use crate::task::{
-    HAND_DOWN, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, WORKSPACE,
+    CUBE_SYMMETRIES, HAND_DOWN, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL,
+    WORKSPACE,
 };
 use crate::world::TOUCH;
 use proprio_core::Info;
@@ -125,6 +126,7 @@ fn shader_source(arm: &Arm) -> String {
         ("CONTROL_JOINT_DELTA", ControlMode::PdJointDeltaPos as usize),
         ("CONTROL_EE_POS", ControlMode::PdEeDeltaPos as usize),
         ("CONTROL_EE_POSE", ControlMode::PdEeDeltaPose as usize),
+        ("CONTROL_EE_POS_YAW", ControlMode::PdEeDeltaPosYaw as usize),
     ];
     counts.extend(fields);
     counts.extend(offsets);
@@ -151,6 +153,7 @@ fn shader_source(arm: &Arm) -> String {
         ("EE_HIGH_Z", EE_BOUNDS.1[2]),
         ("EE_STEP", EE_STEP),
         ("EE_TURN", EE_TURN),
+        ("YAW_LIMIT", YAW_LIMIT),
         ("JOINT_STEP", JOINT_STEP),
         ("FINGER_CLOSED", FINGER_RANGE.0),
         ("FINGER_OPEN", FINGER_RANGE.1),
@@ -174,9 +177,14 @@ fn shader_source(arm: &Arm) -> String {
         ("BASE_Z", crate::scene::BASE[2]),
     ];
     let [x, y, z, w] = HAND_DOWN.to_array();
+    let symmetries: Vec<String> = CUBE_SYMMETRIES
+        .iter()
+        .map(|[x, y, z, w]| format!("vec4<f32>({x:?}, {y:?}, {z:?}, {w:?})"))
+        .collect();
     let header = format!(
-        "const ARM_LEN: u32 = {}u;\nconst HAND_DOWN = vec4<f32>({x:?}, {y:?}, {z:?}, {w:?});\n",
-        floats.len()
+        "const ARM_LEN: u32 = {}u;\nconst HAND_DOWN = vec4<f32>({x:?}, {y:?}, {z:?}, {w:?});\nconst CUBE_SYMMETRIES = array<vec4<f32>, 24>({});\n",
+        floats.len(),
+        symmetries.join(", ")
     );
     proprio_gpu::shader::<KernelModel>(
         &counts,
@@ -217,7 +225,12 @@ impl GpuModel for KernelModel {
         ];
         let mut bytes: Vec<u8> = bytemuck::cast_slice(&header).to_vec();
         let h = s.dt / SOLVER_STEPS as f32;
-        bytes.extend(bytemuck::cast_slice(&[h, 0.0, 0.0, 0.0]));
+        bytes.extend(bytemuck::cast_slice(&[
+            h.to_bits(),
+            u32::from(s.cube_symmetry),
+            0,
+            0,
+        ]));
         bytes.extend(bytemuck::cast_slice(&arm_floats(self.arm()).0));
         bytes
     }

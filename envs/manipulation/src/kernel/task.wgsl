@@ -119,6 +119,9 @@ fn action_dim() -> u32 {
     if (P.control == CONTROL_EE_POSE) {
         return 7u;
     }
+    if (P.control == CONTROL_EE_POS_YAW) {
+        return 5u;
+    }
     return 8u;
 }
 
@@ -152,6 +155,19 @@ fn apply_control(i: u32) {
             let turn = vec3<f32>(a[3], a[4], a[5]) * EE_TURN;
             let old = vec4<f32>(s[F_EE_ROTATION], s[F_EE_ROTATION + 1u], s[F_EE_ROTATION + 2u], s[F_EE_ROTATION + 3u]);
             let rotation = qnorm(qmul(from_rotation_vector(turn), old));
+            for (var k = 0u; k < 4u; k++) {
+                s[F_EE_ROTATION + k] = rotation[k];
+            }
+        }
+        if (P.control == CONTROL_EE_POS_YAW) {
+            let old = vec4<f32>(s[F_EE_ROTATION], s[F_EE_ROTATION + 1u], s[F_EE_ROTATION + 2u], s[F_EE_ROTATION + 3u]);
+            var from_down = qmul(old, vec4<f32>(-HAND_DOWN.xyz, HAND_DOWN.w));
+            if (from_down.w < 0.0) {
+                from_down = -from_down;
+            }
+            let yaw = 2.0 * atan2(from_down.z, from_down.w);
+            let step = clamp(yaw + a[3] * EE_TURN, -YAW_LIMIT, YAW_LIMIT) - yaw;
+            let rotation = qnorm(qmul(vec4<f32>(0.0, 0.0, sin(0.5 * step), cos(0.5 * step)), old));
             for (var k = 0u; k < 4u; k++) {
                 s[F_EE_ROTATION + k] = rotation[k];
             }
@@ -353,10 +369,27 @@ fn put_canonical(q: vec4<f32>, reference: vec4<f32>) {
     put(c.w);
 }
 
+// Of the rotations equivalent to a cube's `q`, the one closest to the world axes (task.rs `cube_symmetric`).
+fn cube_symmetric(q: vec4<f32>) -> vec4<f32> {
+    var table = CUBE_SYMMETRIES;
+    var best = q;
+    for (var k = 0u; k < 24u; k++) {
+        let r = qmul(q, table[k]);
+        if (abs(r.w) > abs(best.w)) {
+            best = r;
+        }
+    }
+    return best;
+}
+
 fn put_cube(i: u32) {
     let c = F_CUBES + i * CUBE_FIELDS;
     put3(cube_at(i));
-    put_canonical(vec4<f32>(s[c + 3u], s[c + 4u], s[c + 5u], s[c + 6u]), vec4<f32>(0.0, 0.0, 0.0, 1.0));
+    var rotation = vec4<f32>(s[c + 3u], s[c + 4u], s[c + 5u], s[c + 6u]);
+    if (P.cube_symmetry != 0u) {
+        rotation = cube_symmetric(rotation);
+    }
+    put_canonical(rotation, vec4<f32>(0.0, 0.0, 0.0, 1.0));
     for (var k = 7u; k < 13u; k++) {
         put(s[c + k]);
     }
