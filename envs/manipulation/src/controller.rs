@@ -4,8 +4,7 @@
 
 use crate::config::ControlMode;
 use crate::robot::{Chain, RobotError};
-use crate::scene::BASE;
-use crate::task::HAND_DOWN;
+use crate::scene::{BASE, HAND_DOWN};
 use glam::{DQuat, DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 

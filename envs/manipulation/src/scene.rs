@@ -8,6 +8,9 @@ use glam::{Quat, Vec3};
 use rapier3d::prelude::*;
 use rapier3d_urdf::{UrdfLoaderOptions, UrdfMultibodyOptions, UrdfRobot};
 
+/// The hand pointing down (a half turn about x): the reference of its observed orientation.
+pub const HAND_DOWN: Quat = Quat::from_xyzw(1.0, 0.0, 0.0, 0.0);
+
 /// PD gains of the arm joints (stiffness N·m/rad, damping N·m·s/rad), torque
 /// capped at each joint's effort limit.
 pub const ARM_GAINS: (f32, f32) = (4000.0, 400.0);

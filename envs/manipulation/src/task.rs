@@ -276,8 +276,7 @@ pub fn obs_dim(s: &Settings) -> usize {
 /// Values of the goal fields (the goal and the offset to it) dropped by `goal_in_state: false`.
 const GOAL_FIELDS: usize = 6;
 
-/// The hand pointing down (a half turn about x): the reference of its observed orientation.
-pub const HAND_DOWN: Quat = Quat::from_xyzw(1.0, 0.0, 0.0, 0.0);
+pub use crate::scene::HAND_DOWN;
 
 const H: f32 = 0.5;
 const R: f32 = std::f32::consts::FRAC_1_SQRT_2;
