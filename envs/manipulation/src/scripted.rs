@@ -86,6 +86,16 @@ impl Scripted {
         }
     }
 
+    /// The part of `turn` the controller can make (the yaw alone, or none: it
+    /// then grasps at whatever yaw it meets), so the plan never waits on the rest.
+    fn turnable(&self, turn: Vec3) -> Vec3 {
+        match self.settings.control {
+            ControlMode::PdEeDeltaPose => turn,
+            ControlMode::PdEeDeltaPosYaw => Vec3::new(0.0, 0.0, turn.z),
+            _ => Vec3::ZERO,
+        }
+    }
+
     fn view(&self, obs: &[f32]) -> View {
         let tcp = v3(obs, 18);
         let hand = quat(obs, 21);
@@ -122,12 +132,7 @@ impl Scripted {
         let Some((cube, cube_rot)) = v.object else {
             return (v.goal, Vec3::ZERO, 1.0);
         };
-        // A controller that cannot turn the hand grasps at whatever yaw it meets.
-        let align = if self.settings.control == ControlMode::PdEeDeltaPos {
-            Vec3::ZERO
-        } else {
-            alignment(v.hand, cube_rot)
-        };
+        let align = self.turnable(alignment(v.hand, cube_rot));
         let above = cube + Vec3::new(0.0, 0.0, HOVER);
         match self.settings.task {
             TaskKind::PushCube => {

@@ -125,6 +125,23 @@ fn action_dim() -> u32 {
     return 8u;
 }
 
+// The end-effector orientation target after action a's turn, from the last target `old` (controller.rs `turn`).
+fn turn(old: vec4<f32>, a: array<f32, 8>) -> vec4<f32> {
+    if (P.control == CONTROL_EE_POSE) {
+        return qnorm(qmul(from_rotation_vector(vec3<f32>(a[3], a[4], a[5]) * EE_TURN), old));
+    }
+    if (P.control == CONTROL_EE_POS_YAW) {
+        var from_down = qmul(old, vec4<f32>(-HAND_DOWN.xyz, HAND_DOWN.w));
+        if (from_down.w < 0.0) {
+            from_down = -from_down;
+        }
+        let yaw = 2.0 * atan2(from_down.z, from_down.w);
+        let step = clamp(yaw + a[3] * EE_TURN, -YAW_LIMIT, YAW_LIMIT) - yaw;
+        return qnorm(qmul(vec4<f32>(0.0, 0.0, sin(0.5 * step), cos(0.5 * step)), old));
+    }
+    return old;
+}
+
 // Sets the drive targets (and the controller memory) for env i's action.
 fn apply_control(i: u32) {
     let dim = action_dim();
@@ -151,28 +168,11 @@ fn apply_control(i: u32) {
         s[F_EE_POSITION] = position.x;
         s[F_EE_POSITION + 1u] = position.y;
         s[F_EE_POSITION + 2u] = position.z;
-        if (P.control == CONTROL_EE_POSE) {
-            let turn = vec3<f32>(a[3], a[4], a[5]) * EE_TURN;
-            let old = vec4<f32>(s[F_EE_ROTATION], s[F_EE_ROTATION + 1u], s[F_EE_ROTATION + 2u], s[F_EE_ROTATION + 3u]);
-            let rotation = qnorm(qmul(from_rotation_vector(turn), old));
-            for (var k = 0u; k < 4u; k++) {
-                s[F_EE_ROTATION + k] = rotation[k];
-            }
+        let old = vec4<f32>(s[F_EE_ROTATION], s[F_EE_ROTATION + 1u], s[F_EE_ROTATION + 2u], s[F_EE_ROTATION + 3u]);
+        let want = turn(old, a);
+        for (var k = 0u; k < 4u; k++) {
+            s[F_EE_ROTATION + k] = want[k];
         }
-        if (P.control == CONTROL_EE_POS_YAW) {
-            let old = vec4<f32>(s[F_EE_ROTATION], s[F_EE_ROTATION + 1u], s[F_EE_ROTATION + 2u], s[F_EE_ROTATION + 3u]);
-            var from_down = qmul(old, vec4<f32>(-HAND_DOWN.xyz, HAND_DOWN.w));
-            if (from_down.w < 0.0) {
-                from_down = -from_down;
-            }
-            let yaw = 2.0 * atan2(from_down.z, from_down.w);
-            let step = clamp(yaw + a[3] * EE_TURN, -YAW_LIMIT, YAW_LIMIT) - yaw;
-            let rotation = qnorm(qmul(vec4<f32>(0.0, 0.0, sin(0.5 * step), cos(0.5 * step)), old));
-            for (var k = 0u; k < 4u; k++) {
-                s[F_EE_ROTATION + k] = rotation[k];
-            }
-        }
-        let want = vec4<f32>(s[F_EE_ROTATION], s[F_EE_ROTATION + 1u], s[F_EE_ROTATION + 2u], s[F_EE_ROTATION + 3u]);
         for (var it = 0u; it < IK_ITERATIONS; it++) {
             ik_step(position, want);
         }
