@@ -218,6 +218,8 @@ impl Recorder<'_> {
         if let Some(success) = cell.success {
             lines.push(if success { "success" } else { "no success yet" }.into());
         }
+        // What the env says about itself: an instruction, a puzzle's question.
+        lines.extend(self.scenes[i].text.iter().cloned());
         let (w, h) = (self.frames.width, self.frames.height);
         annotate(&mut picture, w, h, &lines)?;
         Ok(picture)

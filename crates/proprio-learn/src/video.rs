@@ -115,6 +115,9 @@ pub fn annotate(rgb: &mut [u8], width: u32, height: u32, lines: &[String]) -> Re
     let size = (height as f64 / 11.0).clamp(8.0, 18.0);
     let root = BitMapBackend::with_buffer(rgb, (width, height)).into_drawing_area();
     let font = (FontFamily::SansSerif, size).into_font();
+    // About 0.55 em a character: wrap what would run off the right edge.
+    let fits = ((width as f64 - 6.0) / (0.55 * size)).max(8.0) as usize;
+    let lines: Vec<String> = lines.iter().flat_map(|l| wrap(l, fits)).collect();
     for (k, line) in lines.iter().enumerate() {
         let y = 2 + (k as f64 * size * 1.1) as i32;
         for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
@@ -127,9 +130,33 @@ pub fn annotate(rgb: &mut [u8], width: u32, height: u32, lines: &[String]) -> Re
     root.present().map_err(|e| draw_error(&e))
 }
 
+/// `line` cut at spaces into lines of at most `width` characters (a longer word stays whole).
+fn wrap(line: &str, width: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in line.split_whitespace() {
+        match out.last_mut() {
+            Some(last) if last.chars().count() + 1 + word.chars().count() <= width => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => out.push(word.to_string()),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lines_wrap_at_spaces() {
+        assert_eq!(
+            wrap("put the green cube on the blue cube", 16),
+            ["put the green", "cube on the blue", "cube"]
+        );
+        assert_eq!(wrap("step 12", 16), ["step 12"]);
+    }
 
     #[test]
     fn cells_land_in_their_grid_place() {

@@ -1,5 +1,7 @@
 //! The config of every manipulation task (serde, with defaults) and its validated form.
 
+use crate::instruct::Split;
+use crate::scene::MAX_CUBES;
 use serde::{Deserialize, Serialize};
 
 /// How an action drives the arm (ManiSkill's controller names); the last
@@ -58,15 +60,18 @@ pub enum TaskKind {
     PickCube,
     /// Put cube A on cube B and let go.
     StackCube,
+    /// Follow an instruction (push, pick up, put on) about one of several coloured cubes.
+    Instruct,
 }
 
 impl TaskKind {
-    /// Cubes in the scene.
+    /// Cubes in the scene unless the config names another count (instruct only).
     pub fn cubes(self) -> usize {
         match self {
             Self::Reach => 0,
             Self::PushCube | Self::PickCube => 1,
             Self::StackCube => 2,
+            Self::Instruct => 3,
         }
     }
 
@@ -75,6 +80,7 @@ impl TaskKind {
         match self {
             Self::Reach | Self::PushCube => ControlMode::PdEeDeltaPos,
             Self::PickCube | Self::StackCube => ControlMode::PdEeDeltaPose,
+            Self::Instruct => ControlMode::PdEeDeltaPosYaw,
         }
     }
 }
@@ -101,6 +107,16 @@ pub struct ManipConfig {
     /// equivalent rotations closest to the world axes (an upright cube's yaw
     /// then lies within ±45°, the turn a grasp needs) instead of the body's own.
     pub cube_symmetry: bool,
+    /// instruct-v0: coloured cubes in the scene, 3 or 4 (default 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cubes: Option<usize>,
+    /// instruct-v0: which instruction combinations episodes draw: `train`, `held_out` or `all`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
+    /// instruct-v0: pay the staged dense reward of the instructed task
+    /// instead of the binary success reward (for actor-critic baselines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense_reward: Option<bool>,
 }
 
 impl Default for ManipConfig {
@@ -113,6 +129,9 @@ impl Default for ManipConfig {
             joint_noise: 0.02,
             goal_in_state: true,
             cube_symmetry: false,
+            cubes: None,
+            split: None,
+            dense_reward: None,
         }
     }
 }
@@ -120,8 +139,12 @@ impl Default for ManipConfig {
 impl ManipConfig {
     /// The defaults with the task's controller filled in (what `proprio info` shows).
     pub fn defaults_for(task: TaskKind) -> Self {
+        let instruct = task == TaskKind::Instruct;
         Self {
             control: Some(task.default_control()),
+            cubes: instruct.then_some(task.cubes()),
+            split: instruct.then_some(Split::Train),
+            dense_reward: instruct.then_some(false),
             ..Self::default()
         }
     }
@@ -148,6 +171,12 @@ pub struct Settings {
     pub goal_in_state: bool,
     /// Cube orientations are observed modulo the cube's symmetries.
     pub cube_symmetry: bool,
+    /// Cubes in the scene.
+    pub cubes: usize,
+    /// Which instructions episodes draw (instruct).
+    pub split: Split,
+    /// Instruct pays the dense staged reward instead of the binary one.
+    pub dense_reward: bool,
 }
 
 impl Settings {
@@ -175,6 +204,18 @@ impl Settings {
         if !c.goal_in_state && task == TaskKind::StackCube {
             return Err("goal_in_state must be true for stack-cube: its goal is cube B, which is part of the state".into());
         }
+        let instruct = task == TaskKind::Instruct;
+        if !instruct && (c.cubes.is_some() || c.split.is_some() || c.dense_reward.is_some()) {
+            return Err(
+                "cubes, split and dense_reward are keys of manipulation/instruct-v0 only".into(),
+            );
+        }
+        let cubes = c.cubes.unwrap_or(task.cubes());
+        if instruct && !(3..=MAX_CUBES).contains(&cubes) {
+            return Err(format!(
+                "cubes must be 3 to {MAX_CUBES} (with 2, every put instruction would be held out), got {cubes}"
+            ));
+        }
         Ok(Self {
             task,
             engine: c.physics,
@@ -185,6 +226,9 @@ impl Settings {
             joint_noise: c.joint_noise as f32,
             goal_in_state: c.goal_in_state,
             cube_symmetry: c.cube_symmetry,
+            cubes,
+            split: c.split.unwrap_or_default(),
+            dense_reward: c.dense_reward.unwrap_or(false),
         })
     }
 }

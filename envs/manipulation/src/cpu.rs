@@ -196,8 +196,8 @@ impl CpuKernel {
         let threads = threads.clamp(1, MAX_THREADS).min(num_envs.max(1));
         let pool = WorkerPool::new(threads)
             .map_err(|e| Error::Shape(format!("cannot start {threads} worker threads: {e}")))?;
-        let scene = Scene::new(settings.task.cubes(), settings.dt)
-            .map_err(|e| Error::Backend(e.to_string()))?;
+        let scene =
+            Scene::new(settings.cubes, settings.dt).map_err(|e| Error::Backend(e.to_string()))?;
         let controller = ArmController::panda().map_err(|e| Error::Backend(e.to_string()))?;
         let shared = Shared {
             settings,

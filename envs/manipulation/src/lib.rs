@@ -2,7 +2,9 @@
 //!
 //! A Franka Emika Panda with its parallel-jaw hand on a table, in rapier3d:
 //! `manipulation/reach-v0`, `manipulation/push-cube-v0`,
-//! `manipulation/pick-cube-v0` and `manipulation/stack-cube-v0`.
+//! `manipulation/pick-cube-v0`, `manipulation/stack-cube-v0` and
+//! `manipulation/instruct-v0` (an instruction in CLIP tokens about one of
+//! several coloured cubes).
 //!
 //! The robot is described in `assets/robots/panda.urdf` with primitive
 //! collision shapes; [`Chain`] reads it for kinematics (FK, Jacobian, DLS IK)
@@ -15,6 +17,7 @@ mod captions;
 mod config;
 mod controller;
 mod cpu;
+pub mod instruct;
 pub mod kernel;
 mod linalg;
 mod measure;
@@ -97,6 +100,18 @@ pub const STACK_CUBE: EnvEntry = EnvEntry {
     action_handling: ACTION_HANDLING,
 };
 
+/// `manipulation/instruct-v0`.
+pub const INSTRUCT: EnvEntry = EnvEntry {
+    id: "manipulation/instruct-v0",
+    description: "Follow an instruction about 3 or 4 coloured cubes: push one to a side of the table, pick one up, or put one on another.",
+    reward_range: (-1.0, 1.0),
+    max_episode_steps: Some(150),
+    physics_steps_per_step: 3,
+    reward: "1 on success, else 0 (binary); with dense_reward: true, the instructed task's stages as in push-cube, pick-cube (goal 10 cm above the cube's start) and stack-cube, - 1 per step, +1 on success",
+    termination: "terminated on success (push: the cube on the table 15 cm or more beyond the centre towards the named side; pick up: grasped with its bottom 5 cm above the table for 0.25 s; put on: on the other cube, released and still, for 1 s); truncated after 150 steps (7.5 s) or on a physics blow-up (info blow_up)",
+    action_handling: ACTION_HANDLING,
+};
+
 /// Manipulation episodes take no reset options.
 pub(crate) fn no_options(options: ResetOptions) -> Result<()> {
     family::no_reset_options("manipulation", "", options)
@@ -112,10 +127,25 @@ pub fn settings(
     let settings =
         Settings::new(task, &parsed).map_err(|message| family::config_error(entry, message))?;
     parsed.control = Some(settings.control);
-    let dim = task::obs_dim(&settings);
-    let observation_space = Space::Box {
+    let unbounded = |dim| Space::Box {
         low: vec![f32::NEG_INFINITY; dim],
         high: vec![f32::INFINITY; dim],
+    };
+    let observation_space = if task == TaskKind::Instruct {
+        Space::Dict {
+            spaces: vec![
+                ("state".into(), unbounded(instruct::state_dim(&settings))),
+                (
+                    "instruction".into(),
+                    Space::Tokens {
+                        vocab: proprio_text::OPENAI_VOCAB,
+                        max_len: instruct::INSTRUCTION_TOKENS,
+                    },
+                ),
+            ],
+        }
+    } else {
+        unbounded(task::obs_dim(&settings))
     };
     let action_dim = settings.control.action_dim();
     let action_space = Space::Box {
@@ -155,6 +185,9 @@ fn make_vec(
             let kernel = kernel::KernelCpu::new(spec, kernel_model(settings)?, n, threads)?;
             Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }
+        (Engine::Kernel, Backend::Gpu) if task == TaskKind::Instruct => Err(Error::Backend(
+            format!("{} runs on the cpu backend only so far", entry.id),
+        )),
         #[cfg(feature = "gpu")]
         (Engine::Kernel, Backend::Gpu) => {
             let kernel = kernel::KernelGpu::new(spec, kernel_model(settings)?, n)?;
@@ -192,13 +225,14 @@ fn scripted(entry: &EnvEntry, task: TaskKind, spec: &EnvSpec) -> Result<Box<dyn 
     Ok(Box::new(Scripted::new(settings)?))
 }
 
-/// Registers the four manipulation tasks and their scripted policies.
+/// Registers the five manipulation tasks and their scripted policies.
 pub fn register(registry: &mut Registry) {
     let tasks = [
         (REACH, TaskKind::Reach),
         (PUSH_CUBE, TaskKind::PushCube),
         (PICK_CUBE, TaskKind::PickCube),
         (STACK_CUBE, TaskKind::StackCube),
+        (INSTRUCT, TaskKind::Instruct),
     ]
     .map(|(entry, task)| {
         let defaults = proprio_core::serde_json::to_value(ManipConfig::defaults_for(task));

@@ -3,6 +3,7 @@
 //! ([`TaskState`]) and the success thresholds.
 
 use crate::controller::ControlState;
+use crate::instruct::Instruction;
 use crate::scene::CUBE_HALF;
 use crate::world::BodyState;
 use glam::{Quat, Vec3};
@@ -27,6 +28,9 @@ pub struct TaskState {
     pub held: u32,
     /// Arm controller memory.
     pub control: ControlState,
+    /// What the episode asks for (instruct-v0 only).
+    #[serde(default)]
+    pub instruction: Option<Instruction>,
 }
 
 /// What the tasks read of a physics, whichever computes it (rapier or the kernel).

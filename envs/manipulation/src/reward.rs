@@ -5,6 +5,7 @@
 
 use crate::config::{Settings, TaskKind};
 use crate::controller::FINGER_RANGE;
+use crate::instruct::{Instruction, lifted, pushed_to};
 use crate::measure::{
     Measure, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, TaskState,
 };
@@ -69,11 +70,23 @@ pub fn on_top(a: &BodyState, b: &BodyState) -> bool {
 }
 
 /// Control steps the success condition must hold: pick ¼ s, stack 1 s, others at once.
-pub fn hold_steps(s: &Settings) -> u32 {
-    match s.task {
-        TaskKind::Reach | TaskKind::PushCube => 1,
-        TaskKind::PickCube => s.control_hz.div_ceil(4),
-        TaskKind::StackCube => s.control_hz,
+/// (instruct: those of the instructed task — push, pick or stack).
+pub fn hold_steps(s: &Settings, t: &TaskState) -> u32 {
+    let task = match (s.task, t.instruction) {
+        (TaskKind::Instruct, Some(Instruction::Push { .. })) => TaskKind::PushCube,
+        (TaskKind::Instruct, Some(Instruction::PickUp { .. })) => TaskKind::PickCube,
+        (TaskKind::Instruct, _) => TaskKind::StackCube,
+        (task, _) => task,
+    };
+    task_hold_steps(task, s.control_hz)
+}
+
+/// Control steps the success condition of `task` must hold at `control_hz`.
+pub fn task_hold_steps(task: TaskKind, control_hz: u32) -> u32 {
+    match task {
+        TaskKind::Reach | TaskKind::PushCube | TaskKind::Instruct => 1,
+        TaskKind::PickCube => control_hz.div_ceil(4),
+        TaskKind::StackCube => control_hz,
     }
 }
 
@@ -91,57 +104,100 @@ pub struct Progress {
 
 /// Scores a state of task `s.task`.
 pub fn progress(s: &Settings, p: &impl Measure, t: &TaskState) -> Progress {
-    let (tcp, _) = p.tcp();
     let goal = Vec3::from(t.goal);
-    let (_, qd) = p.joints();
-    let (score, holds, distance) = match s.task {
-        TaskKind::Reach => {
-            let d = (tcp - goal).length();
+    let (score, holds, distance) = match (s.task, t.instruction) {
+        (TaskKind::Reach, _) => {
+            let d = (p.tcp().0 - goal).length();
             (closeness(d), d < REACH_RADIUS, d)
         }
-        TaskKind::PushCube => {
-            let cube = p.cube(0).position;
-            let dir = (goal - cube).with_z(0.0).normalize_or_zero();
-            let behind = (cube - dir * (CUBE_HALF + 0.02)).with_z(CUBE_HALF);
-            let d = (cube - goal).with_z(0.0).length();
-            let on_table = cube.z < CUBE_HALF + 0.005;
-            let score = (closeness((tcp - behind).length()) + 2.0 * closeness(d)) / 3.0;
-            (score, d < PUSH_RADIUS && on_table, d)
+        (TaskKind::PushCube, _) => {
+            let (score, d) = push(p, 0, goal);
+            (score, d < PUSH_RADIUS && on_table(p.cube(0).position), d)
         }
-        TaskKind::PickCube => {
-            let cube = p.cube(0).position;
-            let grasped = f32::from(u8::from(grasped(p, t, 0)));
-            let d = (cube - goal).length();
-            let placed = grasped * f32::from(u8::from(d < PICK_RADIUS));
-            let still = qd[..7].iter().all(|v| v.abs() < STILL);
-            let score = (closeness((tcp - cube).length())
-                + grasped
-                + grasped * closeness(d)
-                + placed * arm_static(&qd))
-                / PICK_STAGES;
-            (score, placed > 0.0 && still, d)
-        }
-        TaskKind::StackCube => {
-            let a = p.cube(0);
-            let b = p.cube(1);
-            let grasped = grasped(p, t, 0);
-            let place = b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF);
-            let d = (a.position - place).length();
-            let on_top = on_top(&a, &b);
-            let stage = if on_top {
-                6.0 + (ungrasp(grasped, &t.control.targets) + cube_static(&a)) / 2.0
-            } else if grasped {
-                4.0 + closeness(d)
-            } else {
-                2.0 * closeness((tcp - a.position).length())
-            };
-            let holds = on_top && !grasped && a.linvel.length() < 0.01;
-            (stage / STACK_STAGES, holds, d)
-        }
+        (TaskKind::PickCube, _) => pick(p, t, 0, goal),
+        (TaskKind::StackCube, _) => stack(p, t, 0, 1),
+        (TaskKind::Instruct, instruction) => instructed(p, t, instruction),
     };
     Progress {
         score: if holds { 1.0 } else { score },
         holds,
         distance,
+    }
+}
+
+/// A cube rests on the table (not lifted or stacked).
+fn on_table(cube: Vec3) -> bool {
+    cube.z < CUBE_HALF + 0.005
+}
+
+/// Push-cube's score of cube `i` towards `goal` (reach behind it, then
+/// bring it there) and its distance to the goal in the plane.
+fn push(p: &impl Measure, i: usize, goal: Vec3) -> (f32, f32) {
+    let tcp = p.tcp().0;
+    let cube = p.cube(i).position;
+    let dir = (goal - cube).with_z(0.0).normalize_or_zero();
+    let behind = (cube - dir * (CUBE_HALF + 0.02)).with_z(CUBE_HALF);
+    let d = (cube - goal).with_z(0.0).length();
+    (
+        (closeness((tcp - behind).length()) + 2.0 * closeness(d)) / 3.0,
+        d,
+    )
+}
+
+/// Pick-cube's stages for cube `i` and `goal`: score, success, distance.
+fn pick(p: &impl Measure, t: &TaskState, i: usize, goal: Vec3) -> (f32, bool, f32) {
+    let (tcp, _) = p.tcp();
+    let (_, qd) = p.joints();
+    let cube = p.cube(i).position;
+    let grasped = f32::from(u8::from(grasped(p, t, i)));
+    let d = (cube - goal).length();
+    let placed = grasped * f32::from(u8::from(d < PICK_RADIUS));
+    let still = qd[..7].iter().all(|v| v.abs() < STILL);
+    let score = (closeness((tcp - cube).length())
+        + grasped
+        + grasped * closeness(d)
+        + placed * arm_static(&qd))
+        / PICK_STAGES;
+    (score, placed > 0.0 && still, d)
+}
+
+/// Stack-cube's stages for cube `a` onto cube `b`: score, success, distance.
+fn stack(p: &impl Measure, t: &TaskState, a: usize, b: usize) -> (f32, bool, f32) {
+    let (tcp, _) = p.tcp();
+    let (cube_a, cube_b) = (p.cube(a), p.cube(b));
+    let grasped = grasped(p, t, a);
+    let place = cube_b.position + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF);
+    let d = (cube_a.position - place).length();
+    let on_top = on_top(&cube_a, &cube_b);
+    let stage = if on_top {
+        6.0 + (ungrasp(grasped, &t.control.targets) + cube_static(&cube_a)) / 2.0
+    } else if grasped {
+        4.0 + closeness(d)
+    } else {
+        2.0 * closeness((tcp - cube_a.position).length())
+    };
+    let holds = on_top && !grasped && cube_a.linvel.length() < 0.01;
+    (stage / STACK_STAGES, holds, d)
+}
+
+/// Instruct's score (the instructed task's dense stages), success (the
+/// instruction's own test) and distance (the instructed cube to its goal).
+fn instructed(
+    p: &impl Measure,
+    t: &TaskState,
+    instruction: Option<Instruction>,
+) -> (f32, bool, f32) {
+    let goal = Vec3::from(t.goal);
+    match instruction {
+        Some(Instruction::Push { cube, side }) => {
+            let (score, d) = push(p, cube, goal);
+            (score, pushed_to(p.cube(cube).position, side), d)
+        }
+        Some(Instruction::PickUp { cube }) => {
+            let (score, _, d) = pick(p, t, cube, goal);
+            (score, lifted(p.cube(cube).position, grasped(p, t, cube)), d)
+        }
+        Some(Instruction::PutOn { cube, on }) => stack(p, t, cube, on),
+        None => (0.0, false, 0.0),
     }
 }

@@ -1,5 +1,5 @@
 //! The scene every env's world is cloned from: a table, the Panda as a rapier
-//! multibody driven by PD position motors, and up to two cubes, with the
+//! multibody driven by PD position motors, and up to four cubes, with the
 //! handles to those parts.
 
 use crate::robot::PANDA_URDF;
@@ -41,7 +41,7 @@ pub const CONTACT_SOFTNESS: SpringCoefficients<f32> = SpringCoefficients {
 /// keep grasps and stacks steady at 60 Hz.
 pub const SOLVER_SUBSTEPS: usize = 2;
 /// Most cubes in a scene.
-pub const MAX_CUBES: usize = 2;
+pub const MAX_CUBES: usize = 4;
 
 /// The moving joints, in the order of targets and positions: 7 arm joints, 2 fingers.
 pub const MOVING_JOINTS: [&str; 9] = [

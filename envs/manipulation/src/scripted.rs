@@ -4,6 +4,7 @@
 
 use crate::config::{ControlMode, Settings, TaskKind};
 use crate::controller::{EE_STEP, EE_TURN};
+use crate::instruct::{self, Instruction};
 use crate::scene::CUBE_HALF;
 use crate::task::{STACK_OFFSET, obs_dim};
 use glam::{Quat, Vec3};
@@ -23,7 +24,10 @@ const HELD: f32 = 0.044;
 /// Longest carry waypoint, m: a held cube moves at most ~0.6 m/s.
 const CARRY_STEP: f32 = 0.05;
 /// Stack: A within this height of its place on B is let go, m.
-const RELEASE: f32 = 0.008;
+const RELEASE: f32 = 0.004;
+/// Stack: how far below its place A is aimed, so that it sets down on B
+/// rather than being let go while still moving down, m.
+const PRESS: f32 = 0.004;
 /// Finger gap at which the fingers have let go of a cube, m.
 const CLEAR: f32 = 0.046;
 /// How close the TCP must be to a waypoint to move on, m.
@@ -44,6 +48,8 @@ fn quat(obs: &[f32], at: usize) -> Quat {
 
 /// The observation fields a policy reads.
 struct View {
+    /// The task the observation asks for (instruct: the instructed one's kind).
+    kind: TaskKind,
     tcp: Vec3,
     hand: Quat,
     /// The object to move (push/pick: the cube; stack: cube A), absent in reach.
@@ -101,6 +107,7 @@ impl Scripted {
         let hand = quat(obs, 21);
         match self.settings.task {
             TaskKind::Reach => View {
+                kind: TaskKind::Reach,
                 tcp,
                 hand,
                 object: None,
@@ -109,6 +116,7 @@ impl Scripted {
                 opening: obs[25],
             },
             TaskKind::PushCube | TaskKind::PickCube => View {
+                kind: self.settings.task,
                 tcp,
                 hand,
                 object: Some((v3(obs, 26), quat(obs, 29))),
@@ -117,6 +125,7 @@ impl Scripted {
                 opening: obs[25],
             },
             TaskKind::StackCube => View {
+                kind: TaskKind::StackCube,
                 tcp,
                 hand,
                 object: Some((v3(obs, 26), quat(obs, 29))),
@@ -124,6 +133,38 @@ impl Scripted {
                 grasped: obs[58] > 0.5,
                 opening: obs[25],
             },
+            TaskKind::Instruct => self.instructed_view(obs, tcp, hand),
+        }
+    }
+
+    /// Instruct: the instruction read back from its tokens, and the cube it names.
+    fn instructed_view(&self, obs: &[f32], tcp: Vec3, hand: Quat) -> View {
+        let n = self.settings.cubes;
+        let state = instruct::state_dim(&self.settings);
+        let tokens = &obs[state..state + instruct::INSTRUCTION_TOKENS];
+        let cube_at = |i: usize| 26 + 13 * i;
+        let goal_at = cube_at(n);
+        let flags = goal_at + 3;
+        let instruction = instruct::vocabulary(n).read(tokens);
+        let (kind, cube, goal) = match instruction {
+            Some(Instruction::Push { cube, .. }) => (TaskKind::PushCube, cube, v3(obs, goal_at)),
+            Some(Instruction::PickUp { cube }) => (TaskKind::PickCube, cube, v3(obs, goal_at)),
+            Some(Instruction::PutOn { cube, on }) => (
+                TaskKind::StackCube,
+                cube,
+                v3(obs, cube_at(on)) + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF),
+            ),
+            None => (TaskKind::Reach, 0, tcp),
+        };
+        View {
+            kind,
+            tcp,
+            hand,
+            object: (kind != TaskKind::Reach)
+                .then(|| (v3(obs, cube_at(cube)), quat(obs, cube_at(cube) + 3))),
+            goal,
+            grasped: obs[flags + cube] > 0.5,
+            opening: obs[25],
         }
     }
 
@@ -134,7 +175,7 @@ impl Scripted {
         };
         let align = self.turnable(alignment(v.hand, cube_rot));
         let above = cube + Vec3::new(0.0, 0.0, HOVER);
-        match self.settings.task {
+        match v.kind {
             TaskKind::PushCube => {
                 let dir = (v.goal - cube).with_z(0.0).normalize_or_zero();
                 let behind = (cube - dir * (CUBE_HALF + 0.035)).with_z(CUBE_HALF);
@@ -156,7 +197,7 @@ impl Scripted {
                 (waypoint, Vec3::ZERO, -1.0)
             }
             TaskKind::PickCube | TaskKind::StackCube => {
-                let stacking = self.settings.task == TaskKind::StackCube;
+                let stacking = v.kind == TaskKind::StackCube;
                 let offset_on_b = v.goal - cube;
                 let resting_on_b = offset_on_b.with_z(0.0).length() < STACK_OFFSET - 0.005
                     && offset_on_b.z.abs() < RELEASE;
@@ -173,10 +214,10 @@ impl Scripted {
                 if v.grasped && v.opening < HELD {
                     // Carry: to the goal (stack: above B first, then down onto it).
                     let over = (v.goal - cube).with_z(0.0).length() < 0.005;
-                    let carry = if stacking && !over {
-                        v.goal + Vec3::new(0.0, 0.0, 0.03)
-                    } else {
-                        v.goal
+                    let carry = match (stacking, over) {
+                        (true, false) => v.goal + Vec3::new(0.0, 0.0, 0.03),
+                        (true, true) => v.goal - Vec3::new(0.0, 0.0, PRESS),
+                        _ => v.goal,
                     };
                     let carry = cube + (carry - cube).clamp_length_max(CARRY_STEP);
                     return (v.tcp + (carry - cube), Vec3::ZERO, -1.0);
@@ -193,7 +234,7 @@ impl Scripted {
                     (above, align, 1.0)
                 }
             }
-            TaskKind::Reach => (v.goal, Vec3::ZERO, 1.0),
+            TaskKind::Reach | TaskKind::Instruct => (v.goal, Vec3::ZERO, 1.0),
         }
     }
 

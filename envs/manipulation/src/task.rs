@@ -4,11 +4,12 @@
 
 use crate::config::{Settings, TaskKind};
 use crate::controller::ArmController;
+use crate::instruct::{self, INSTRUCTION_TOKENS, Instruction};
 pub use crate::measure::{
     Measure, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, TaskState,
 };
 use crate::reward::{Progress, hold_steps, progress};
-use crate::scene::{CUBE_HALF, Parts, READY, Scene};
+use crate::scene::{CUBE_HALF, MAX_CUBES, Parts, READY, Scene};
 use crate::world::{BodyState, Physics, World};
 use glam::{Quat, Vec3};
 use proprio_core::rand::RngExt;
@@ -69,9 +70,11 @@ pub struct Start {
     /// Joint positions: 7 arm joints, 2 finger openings.
     pub q: [f32; 9],
     /// Each cube's centre and yaw (those past the task's count unused).
-    pub cubes: [(Vec3, f32); 2],
+    pub cubes: [(Vec3, f32); MAX_CUBES],
     /// The goal, world frame, m.
     pub goal: Vec3,
+    /// What the episode asks for (instruct only).
+    pub instruction: Option<Instruction>,
 }
 
 /// Draws the start of an episode: arm near its rest pose, cubes and goal placed at random.
@@ -82,26 +85,25 @@ pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
     }
     q[7] = 0.04;
     q[8] = 0.04;
-    let (cubes, goal): ([(Vec3, f32); 2], Vec3) = match s.task {
-        TaskKind::Reach => {
-            let goal = Vec3::new(
-                uniform(rng, -0.3, 0.1),
-                uniform(rng, -0.25, 0.25),
-                uniform(rng, 0.05, 0.4),
-            );
-            ([(Vec3::ZERO, 0.0); 2], goal)
-        }
+    let none = (Vec3::ZERO, 0.0);
+    let mut cubes = [none; MAX_CUBES];
+    let goal = match s.task {
+        TaskKind::Reach => Vec3::new(
+            uniform(rng, -0.3, 0.1),
+            uniform(rng, -0.25, 0.25),
+            uniform(rng, 0.05, 0.4),
+        ),
         TaskKind::PushCube => {
             let cube = cube_xy(rng);
             let angle = uniform(rng, -PI / 6.0, PI / 6.0);
-            let goal = cube + PUSH_DISTANCE * Vec3::new(angle.cos(), angle.sin(), 0.0);
-            ([(cube, 0.0), (Vec3::ZERO, 0.0)], goal)
+            cubes[0] = (cube, 0.0);
+            cube + PUSH_DISTANCE * Vec3::new(angle.cos(), angle.sin(), 0.0)
         }
         TaskKind::PickCube => {
             let cube = cube_xy(rng);
             let yaw = uniform(rng, 0.0, TAU);
-            let goal = cube_xy(rng) + Vec3::new(0.0, 0.0, uniform(rng, 0.0, 0.3));
-            ([(cube, yaw), (Vec3::ZERO, 0.0)], goal)
+            cubes[0] = (cube, yaw);
+            cube_xy(rng) + Vec3::new(0.0, 0.0, uniform(rng, 0.0, 0.3))
         }
         TaskKind::StackCube => {
             let a = cube_xy(rng);
@@ -117,13 +119,31 @@ pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
                 b = a + Vec3::new(0.0, if a.y > 0.0 { -0.1 } else { 0.1 }, 0.0);
             }
             let yaws = (uniform(rng, 0.0, TAU), uniform(rng, 0.0, TAU));
-            (
-                [(a, yaws.0), (b, yaws.1)],
-                b + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF),
-            )
+            cubes[0] = (a, yaws.0);
+            cubes[1] = (b, yaws.1);
+            b + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF)
+        }
+        TaskKind::Instruct => {
+            let instruction = Instruction::draw(s.split, s.cubes, rng);
+            let placed = instruct::place_cubes(instruction, s.cubes, rng);
+            for (slot, (centre, yaw)) in cubes.iter_mut().zip(placed) {
+                *slot = (centre, yaw);
+            }
+            let centres = cubes.map(|c| c.0);
+            return Start {
+                q,
+                cubes,
+                goal: instruction.goal(&centres),
+                instruction: Some(instruction),
+            };
         }
     };
-    Start { q, cubes, goal }
+    Start {
+        q,
+        cubes,
+        goal,
+        instruction: None,
+    }
 }
 
 /// Draws the start of an episode as a rapier world.
@@ -133,13 +153,19 @@ pub fn draw(
     controller: &ArmController,
     rng: &mut EnvRng,
 ) -> (Physics, TaskState) {
-    let Start { q, cubes, goal } = draw_start(s, rng);
-    let physics = scene.start(&q, &cubes[..s.task.cubes()]);
+    let Start {
+        q,
+        cubes,
+        goal,
+        instruction,
+    } = draw_start(s, rng);
+    let physics = scene.start(&q, &cubes[..s.cubes]);
     let tcp = physics.tcp(scene.parts());
     let task = TaskState {
         goal: goal.to_array(),
         held: 0,
         control: controller.start(&q, tcp),
+        instruction,
     };
     (physics, task)
 }
@@ -217,17 +243,23 @@ pub(crate) fn outcome(
         distance,
     } = progress(s, p, task);
     if failure != BlowUp::None {
+        let binary = s.task == TaskKind::Instruct && !s.dense_reward;
         return StepResult {
-            reward: -1.0,
+            reward: if binary { 0.0 } else { -1.0 },
             success: false,
             blow_up: failure,
             distance,
         };
     }
     task.held = if holds { task.held + 1 } else { 0 };
-    let success = task.held >= hold_steps(s);
+    let success = task.held >= hold_steps(s, task);
+    let binary = s.task == TaskKind::Instruct && !s.dense_reward;
     StepResult {
-        reward: if success { 1.0 } else { score - 1.0 },
+        reward: match (success, binary) {
+            (true, _) => 1.0,
+            (false, true) => 0.0,
+            (false, false) => score - 1.0,
+        },
         success,
         blow_up: BlowUp::None,
         distance,
@@ -252,9 +284,17 @@ pub fn write_info(
     let distance = out.map_or_else(|| distance(s, p, t), |o| o.distance);
     info.set("distance", f64::from(distance));
     if s.task != TaskKind::Reach {
+        let cube = t.instruction.map_or(0, Instruction::cube);
         info.set(
             "grasped",
-            f64::from(u8::from(crate::reward::grasped(p, t, 0))),
+            f64::from(u8::from(crate::reward::grasped(p, t, cube))),
+        );
+    }
+    if let Some(instruction) = t.instruction {
+        info.set("template", instruction.template().0 as f64);
+        info.set(
+            "held_out",
+            f64::from(u8::from(instruction.held_out(s.cubes))),
         );
     }
     if let Some(out) = out {
@@ -270,6 +310,7 @@ pub fn obs_dim(s: &Settings) -> usize {
         TaskKind::Reach => 32 - goal,
         TaskKind::PushCube | TaskKind::PickCube => 49 - goal,
         TaskKind::StackCube => 59,
+        TaskKind::Instruct => instruct::state_dim(s) + INSTRUCTION_TOKENS,
     }
 }
 
@@ -335,12 +376,12 @@ fn canonical(q: Quat, reference: Quat) -> [f32; 4] {
     }
 }
 
-fn put<const N: usize>(obs: &mut [f32], at: &mut usize, values: [f32; N]) {
+pub(crate) fn put<const N: usize>(obs: &mut [f32], at: &mut usize, values: [f32; N]) {
     obs[*at..*at + N].copy_from_slice(&values);
     *at += N;
 }
 
-fn put_body(s: &Settings, obs: &mut [f32], at: &mut usize, b: &BodyState) {
+pub(crate) fn put_body(s: &Settings, obs: &mut [f32], at: &mut usize, b: &BodyState) {
     put(obs, at, b.position.to_array());
     let rotation = if s.cube_symmetry {
         cube_symmetric(b.rotation)
@@ -401,6 +442,7 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
                 [f32::from(u8::from(crate::reward::grasped(p, t, 0)))],
             );
         }
+        TaskKind::Instruct => instruct::observe(s, p, t, obs, &mut at),
     }
     debug_assert_eq!(at, obs_dim(s));
     for v in obs.iter_mut() {

@@ -3,7 +3,7 @@
 //! cylinders, the fingers, the table, the cubes), plus the goal marker.
 
 use crate::config::{Settings, TaskKind};
-use crate::scene::Parts;
+use crate::scene::{MAX_CUBES, Parts};
 use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
 use crate::world::Physics;
 use glam::{Quat, Vec3};
@@ -13,7 +13,13 @@ use rapier3d::prelude::*;
 pub(crate) const ARM: [f32; 4] = [0.92, 0.92, 0.90, 1.0];
 pub(crate) const FINGER: [f32; 4] = [0.20, 0.20, 0.22, 1.0];
 pub(crate) const TABLE: [f32; 4] = [0.62, 0.46, 0.30, 1.0];
-pub(crate) const CUBES: [[f32; 4]; 2] = [[0.85, 0.20, 0.15, 1.0], [0.15, 0.35, 0.85, 1.0]];
+/// Each cube's name and colour, by index (stack's A is red, B blue; instructions name them).
+pub const CUBE_COLOURS: [(&str, [f32; 4]); MAX_CUBES] = [
+    ("red", [0.85, 0.20, 0.15, 1.0]),
+    ("blue", [0.15, 0.35, 0.85, 1.0]),
+    ("green", [0.20, 0.70, 0.25, 1.0]),
+    ("yellow", [0.95, 0.80, 0.15, 1.0]),
+];
 const GOAL: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
 
 pub(crate) fn pose(translation: Vec3, rotation: Quat) -> Pose {
@@ -75,7 +81,7 @@ pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, sce
             .iter()
             .position(|c| c.is_some_and(|(_, col)| col == handle))
         {
-            CUBES[i % CUBES.len()]
+            CUBE_COLOURS[i % MAX_CUBES].1
         } else if parent.is_none_or(|b| bodies[b].is_fixed()) {
             TABLE
         } else {
@@ -97,7 +103,7 @@ pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, sce
     dress(s, t, p.tcp(parts).0, scene);
 }
 
-/// The goal marker, the step length, the framing and the cameras (the TCP's travel with it).
+/// The goal marker, the instruction, the step length, the framing and the cameras (the TCP's travel with it).
 pub(crate) fn dress(s: &Settings, t: &TaskState, tcp: Vec3, scene: &mut Scene) {
     let goal = Vec3::from(t.goal);
     let marker = match s.task {
@@ -111,7 +117,7 @@ pub(crate) fn dress(s: &Settings, t: &TaskState, tcp: Vec3, scene: &mut Scene) {
             radius: PUSH_RADIUS,
             half_height: 0.001,
         }),
-        TaskKind::StackCube => None,
+        TaskKind::StackCube | TaskKind::Instruct => None,
     };
     if let Some(shape) = marker {
         let at = if s.task == TaskKind::PushCube {
@@ -122,6 +128,9 @@ pub(crate) fn dress(s: &Settings, t: &TaskState, tcp: Vec3, scene: &mut Scene) {
         scene
             .markers
             .push(Visual::new(shape, pose(at, Quat::IDENTITY), GOAL));
+    }
+    if let Some(instruction) = t.instruction {
+        scene.text.push(instruction.text());
     }
     scene.step_seconds = Some(1.0 / s.control_hz as f32);
     scene.framing = Framing {

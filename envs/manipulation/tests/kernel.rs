@@ -23,10 +23,12 @@ fn rest() -> [f32; 9] {
 
 /// A scene with the arm at rest and cube 0 (and 1) placed as given.
 fn scene(m: &KernelModel, cubes: [(Vec3, f32); 2]) -> Sim {
+    let none = (Vec3::ZERO, 0.0);
     m.start(&Start {
         q: rest(),
-        cubes,
+        cubes: [cubes[0], cubes[1], none, none],
         goal: Vec3::ZERO,
+        instruction: None,
     })
 }
 
@@ -368,8 +370,14 @@ fn the_scripted_grasp_lifts_a_cube_ten_centimetres_and_holds_it_without_slipping
     // The goal 10 cm above the cube: the scripted policy grasps, then carries it there.
     let mut sim = m.start(&Start {
         q: rest(),
-        cubes: [(start, 0.6), (Vec3::ZERO, 0.0)],
+        cubes: [
+            (start, 0.6),
+            (Vec3::ZERO, 0.0),
+            (Vec3::ZERO, 0.0),
+            (Vec3::ZERO, 0.0),
+        ],
         goal: start + Vec3::new(0.0, 0.0, 0.1),
+        instruction: None,
     });
     let dim = proprio_manipulation::task::obs_dim(m.settings());
     let mut obs = vec![0.0; dim];

@@ -5,6 +5,7 @@
 
 use glam::Vec3;
 use proprio_core::Info;
+use proprio_manipulation::instruct::Instruction;
 use proprio_manipulation::task::{self, Rapier, TaskState};
 use proprio_manipulation::{
     ArmController, ControlMode, ManipConfig, READY, Scene, Settings, TaskKind,
@@ -45,13 +46,14 @@ fn the_work_around_the_physics_step_allocates_nothing() {
         (TaskKind::PickCube, ControlMode::PdEeDeltaPose),
         (TaskKind::StackCube, ControlMode::PdJointDeltaPos),
         (TaskKind::PushCube, ControlMode::PdEeDeltaPos),
+        (TaskKind::Instruct, ControlMode::PdEeDeltaPosYaw),
     ] {
         let config = ManipConfig {
             control: Some(control),
             ..ManipConfig::default()
         };
         let settings = Settings::new(kind, &config).unwrap();
-        let scene = Scene::new(kind.cubes(), settings.dt).unwrap();
+        let scene = Scene::new(settings.cubes, settings.dt).unwrap();
         let parts = scene.parts();
         let controller = ArmController::panda().unwrap();
         let mut q = [0.04; 9];
@@ -59,14 +61,17 @@ fn the_work_around_the_physics_step_allocates_nothing() {
         let cubes = [
             (Vec3::new(0.0, 0.0, 0.02), 0.2),
             (Vec3::new(0.1, 0.1, 0.02), 0.0),
+            (Vec3::new(-0.1, 0.1, 0.02), 0.5),
         ];
         let mut world =
-            proprio_manipulation::World::from_physics(scene.start(&q, &cubes[..kind.cubes()]));
+            proprio_manipulation::World::from_physics(scene.start(&q, &cubes[..settings.cubes]));
         let tcp = world.physics().tcp(parts);
         let mut state = TaskState {
             goal: [0.0, 0.1, 0.2],
             held: 0,
             control: controller.start(&q, tcp),
+            instruction: (kind == TaskKind::Instruct)
+                .then_some(Instruction::PutOn { cube: 2, on: 0 }),
         };
         let mut obs = vec![0.0; task::obs_dim(&settings)];
         let mut info = Info::default();

@@ -1,6 +1,6 @@
 //! The staged rewards of pick-cube and stack-cube on hand-placed states: each
 //! stage scores what the formula in `docs/envs.md` says, and no state scores
-//! above the stated maximum.
+//! above the stated maximum; instruct-v0's success test of every template.
 
 #[path = "support/episodes.rs"]
 mod episodes;
@@ -8,7 +8,9 @@ mod episodes;
 use glam::{Quat, Vec3};
 use proprio_core::rand::{RngExt, SeedableRng};
 use proprio_core::serde_json::json;
+use proprio_manipulation::instruct::{Instruction, LIFT, SIDE_LINE, Side};
 use proprio_manipulation::reward::{self, PICK_STAGES, STACK_STAGES, closeness, progress};
+use proprio_manipulation::task::STACK_OFFSET;
 use proprio_manipulation::task::{Measure, TaskState};
 use proprio_manipulation::{BodyState, ControlState, ManipConfig, Settings, TaskKind};
 
@@ -18,8 +20,10 @@ struct Placed {
     q: [f32; 9],
     qd: [f32; 9],
     tcp: Vec3,
-    cubes: [BodyState; 2],
+    cubes: [BodyState; 3],
     grasped: bool,
+    /// The cube the fingers touch while `grasped`.
+    holding: usize,
 }
 
 impl Measure for Placed {
@@ -33,7 +37,7 @@ impl Measure for Placed {
         self.cubes[i]
     }
     fn touches(&self, i: usize) -> bool {
-        i == 0 && self.grasped
+        i == self.holding && self.grasped
     }
 }
 
@@ -59,20 +63,23 @@ fn task(goal: Vec3) -> TaskState {
             ee_rotation: [0.0, 0.0, 0.0, 1.0],
             targets: [0.0; 9],
         },
+        instruction: None,
     }
 }
 
 const HALF: f32 = 0.02;
 const A: Vec3 = Vec3::new(0.05, -0.03, HALF);
 const B: Vec3 = Vec3::new(-0.05, 0.06, HALF);
+const C: Vec3 = Vec3::new(0.08, 0.08, HALF);
 
 fn placed(tcp: Vec3) -> Placed {
     Placed {
         q: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.04, 0.04],
         qd: [0.0; 9],
         tcp,
-        cubes: [at(A), at(B)],
+        cubes: [at(A), at(B), at(C)],
         grasped: false,
+        holding: 0,
     }
 }
 
@@ -274,4 +281,71 @@ fn scripted_episodes_pay_within_the_bounds() {
             }
         });
     }
+}
+
+fn instructed(instruction: Instruction) -> (Settings, TaskState) {
+    let s = Settings::new(TaskKind::Instruct, &ManipConfig::default()).unwrap();
+    let mut t = task(instruction.goal(&[A, B, C]));
+    t.instruction = Some(instruction);
+    (s, t)
+}
+
+#[test]
+fn push_instructions_succeed_beyond_their_side_line_on_the_table() {
+    for side in Side::ALL {
+        let (s, t) = instructed(Instruction::Push { cube: 1, side });
+        let d = side.direction();
+        let mut p = placed(Vec3::new(0.0, 0.0, 0.3));
+        let beyond = |k: f32| (B - d * B.dot(d)) + d * k;
+        p.cubes[1] = at(beyond(SIDE_LINE - 0.002));
+        assert!(!progress(&s, &p, &t).holds, "{side:?}: short of the line");
+        p.cubes[1] = at(beyond(SIDE_LINE + 0.002));
+        assert!(progress(&s, &p, &t).holds, "{side:?}: past the line");
+        assert_eq!(reward::hold_steps(&s, &t), 1);
+        p.cubes[1].position.z += 0.03;
+        assert!(!progress(&s, &p, &t).holds, "{side:?}: lifted, not pushed");
+        // Another cube past the line does not count.
+        p.cubes[1] = at(B);
+        p.cubes[0] = at(beyond(SIDE_LINE + 0.05).with_z(HALF));
+        assert!(!progress(&s, &p, &t).holds, "{side:?}: the wrong cube");
+    }
+}
+
+#[test]
+fn pick_up_succeeds_when_the_named_cube_is_grasped_5cm_up() {
+    let (s, t) = instructed(Instruction::PickUp { cube: 2 });
+    let mut p = placed(C + Vec3::new(0.0, 0.0, 0.06));
+    p.q[7] = 0.03; // the fingers squeeze: targets 0, opening 6 cm
+    p.q[8] = 0.03;
+    p.grasped = true;
+    p.holding = 2;
+    p.cubes[2] = at(C + Vec3::new(0.0, 0.0, LIFT - 0.002));
+    assert!(!progress(&s, &p, &t).holds, "not high enough");
+    p.cubes[2] = at(C + Vec3::new(0.0, 0.0, LIFT + 0.002));
+    assert!(progress(&s, &p, &t).holds, "grasped and lifted");
+    assert_eq!(reward::hold_steps(&s, &t), s.control_hz.div_ceil(4));
+    p.holding = 0;
+    assert!(!progress(&s, &p, &t).holds, "lifted but held by nothing");
+}
+
+#[test]
+fn put_on_succeeds_on_the_named_cube_released_and_still() {
+    let (s, t) = instructed(Instruction::PutOn { cube: 2, on: 0 });
+    let mut p = placed(A + Vec3::new(0.0, 0.0, 0.15));
+    p.cubes[2] = at(A + Vec3::new(0.01, 0.0, 2.0 * HALF));
+    assert!(progress(&s, &p, &t).holds, "on the red cube, released");
+    assert_eq!(reward::hold_steps(&s, &t), s.control_hz);
+    p.cubes[2].linvel = Vec3::new(0.02, 0.0, 0.0);
+    assert!(!progress(&s, &p, &t).holds, "still moving");
+    p.cubes[2] = at(A + Vec3::new(STACK_OFFSET + 0.002, 0.0, 2.0 * HALF));
+    assert!(!progress(&s, &p, &t).holds, "off centre");
+    p.cubes[2] = at(B + Vec3::new(0.0, 0.0, 2.0 * HALF));
+    assert!(!progress(&s, &p, &t).holds, "on the wrong cube");
+    // Its dense stages are stack-cube's with the named cubes.
+    p.cubes[2] = at(C);
+    let r = progress(&s, &p, &t);
+    close(
+        r.score,
+        2.0 * closeness((p.tcp - C).length()) / STACK_STAGES,
+    );
 }

@@ -6,13 +6,12 @@ mod config;
 mod load;
 mod model;
 mod preprocess;
-mod tokenizer;
 mod transformer;
 
 pub use config::{Activation, ClipConfig, Preprocess, TextConfig, VisionConfig};
 pub use model::{Clip, l2_normalize};
 pub use preprocess::{frames_to_images, pixels};
-pub use tokenizer::ClipTokenizer;
+pub use proprio_text::ClipTokenizer;
 
 use crate::{Result, RewardError};
 use burn::prelude::*;
@@ -77,8 +76,13 @@ impl ClipModel {
         let (t, v) = (&config.text_config, &config.vision_config);
         let merges = dir.join("merges.txt");
         let tokenizer = if merges.is_file() {
-            ClipTokenizer::from_merges(&merges, t.vocab_size, t.max_position_embeddings)?
-        } else if t.vocab_size == 49_408 {
+            ClipTokenizer::from_merges(&merges, t.vocab_size, t.max_position_embeddings).map_err(
+                |e| RewardError::Config {
+                    path: e.path,
+                    message: e.message,
+                },
+            )?
+        } else if t.vocab_size == proprio_text::OPENAI_VOCAB as usize {
             ClipTokenizer::openai(t.max_position_embeddings)
         } else {
             return Err(RewardError::io(

@@ -4,9 +4,9 @@
 
 use super::{Arm, Sim};
 use crate::config::Settings;
-use crate::scene::{BASE, CUBE_HALF, TABLE_HALF};
+use crate::scene::{BASE, CUBE_HALF, MAX_CUBES, TABLE_HALF};
 use crate::task::TaskState;
-use crate::visuals::{ARM, CUBES, FINGER, TABLE, dress, pose};
+use crate::visuals::{ARM, CUBE_COLOURS, FINGER, TABLE, dress, pose};
 use glam::{Quat, Vec3};
 use proprio_core::{Scene, Shape, Visual};
 
@@ -35,7 +35,7 @@ pub fn draw(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scene
         pose(Vec3::new(0.0, 0.0, -TABLE_HALF[2]), Quat::IDENTITY),
         TABLE,
     ));
-    for i in 0..s.task.cubes() {
+    for i in 0..s.cubes {
         let c = &sim.cubes[i];
         scene.bodies.push(Visual::new(
             Shape::Cuboid {
@@ -45,7 +45,7 @@ pub fn draw(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scene
                 Vec3::new(c[0], c[1], c[2]),
                 Quat::from_xyzw(c[3], c[4], c[5], c[6]),
             ),
-            CUBES[i % CUBES.len()],
+            CUBE_COLOURS[i % MAX_CUBES].1,
         ));
     }
     dress(s, t, arm.tcp(&k).0, scene);

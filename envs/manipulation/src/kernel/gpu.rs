@@ -219,9 +219,9 @@ impl GpuModel for KernelModel {
             s.substeps,
             s.task as u32,
             s.control as u32,
-            s.task.cubes() as u32,
+            s.cubes as u32,
             u32::from(s.goal_in_state),
-            crate::reward::hold_steps(s),
+            crate::reward::task_hold_steps(s.task, s.control_hz),
         ];
         let mut bytes: Vec<u8> = bytemuck::cast_slice(&header).to_vec();
         let h = s.dt / SOLVER_STEPS as f32;

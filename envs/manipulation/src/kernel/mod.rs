@@ -27,8 +27,9 @@ pub use physics::{
 };
 pub use state::{CUBE_FIELDS, CUBES, SLOTS, Sim};
 
-use crate::config::Settings;
+use crate::config::{Settings, TaskKind};
 use crate::controller::ControlState;
+use crate::instruct::Instruction;
 use crate::task::{self, BlowUp, Measure, Start, TaskState};
 use crate::world::BodyState;
 use glam::{Quat, Vec3};
@@ -95,6 +96,7 @@ pub fn task_state(sim: &Sim) -> TaskState {
             ee_rotation: sim.ee_rotation,
             targets: sim.targets,
         },
+        instruction: Instruction::decode(sim.instruction, CUBES),
     }
 }
 
@@ -122,16 +124,12 @@ impl KernelModel {
         let mut sim: Sim = bytemuck::Zeroable::zeroed();
         sim.q = start.q;
         sim.targets = start.q;
-        for (i, (centre, yaw)) in start
-            .cubes
-            .iter()
-            .enumerate()
-            .take(self.settings.task.cubes())
-        {
+        for (i, (centre, yaw)) in start.cubes.iter().enumerate().take(self.settings.cubes) {
             let r = Quat::from_rotation_z(*yaw);
             sim.cubes[i][..7].copy_from_slice(&[centre.x, centre.y, centre.z, r.x, r.y, r.z, r.w]);
         }
         sim.goal = start.goal.to_array();
+        sim.instruction = start.instruction.map_or([0.0; 4], Instruction::encode);
         let (tcp, hand) = self.arm.tcp(&self.arm.kinematics(&sim.q));
         sim.ee_position = tcp.to_array();
         sim.ee_rotation = hand.to_array();
@@ -147,7 +145,7 @@ impl KernelModel {
     pub fn simulate_pushed(&self, sim: &mut Sim, seconds: f32, force: &[Vec3; CUBES]) {
         let h = self.settings.dt / SOLVER_STEPS as f32;
         for _ in 0..(seconds / h).round() as usize {
-            physics::step(&self.arm, sim, self.settings.task.cubes(), h, force);
+            physics::step(&self.arm, sim, self.settings.cubes, h, force);
         }
     }
 
@@ -155,7 +153,7 @@ impl KernelModel {
         if sim.flat().iter().any(|v| !v.is_finite()) {
             return BlowUp::NonFinite;
         }
-        let outside = sim.cubes[..self.settings.task.cubes()]
+        let outside = sim.cubes[..self.settings.cubes]
             .iter()
             .any(|c| task::outside(Vec3::new(c[0], c[1], c[2])));
         if outside {
@@ -173,7 +171,7 @@ impl KernelModel {
         let mut failure = BlowUp::None;
         for _ in 0..s.substeps {
             for _ in 0..SOLVER_STEPS {
-                physics::step(&self.arm, sim, s.task.cubes(), h, &[Vec3::ZERO; CUBES]);
+                physics::step(&self.arm, sim, s.cubes, h, &[Vec3::ZERO; CUBES]);
             }
             failure = self.blow_up(sim);
             if failure != BlowUp::None {
@@ -216,12 +214,7 @@ impl ChunkedModel for KernelModel {
     }
 
     fn check(&self, sim: &Sim) -> std::result::Result<(), String> {
-        for (i, c) in sim
-            .cubes
-            .iter()
-            .enumerate()
-            .take(self.settings.task.cubes())
-        {
+        for (i, c) in sim.cubes.iter().enumerate().take(self.settings.cubes) {
             let norm = Quat::from_xyzw(c[3], c[4], c[5], c[6]).length();
             if (norm - 1.0).abs() > 1e-3 {
                 return Err(format!(
@@ -231,6 +224,13 @@ impl ChunkedModel for KernelModel {
         }
         if sim.grasp.iter().any(|g| *g != 0.0 && *g != 1.0) {
             return Err("grasp flags must be 0 or 1".into());
+        }
+        let instruct = self.settings.task == TaskKind::Instruct;
+        if instruct && Instruction::decode(sim.instruction, self.settings.cubes).is_none() {
+            return Err(format!(
+                "{:?} is not an instruction over {} cubes",
+                sim.instruction, self.settings.cubes
+            ));
         }
         if sim.held < 0.0 || sim.held.fract() != 0.0 {
             return Err(format!(

@@ -1,10 +1,27 @@
+//! # proprio-text
+//!
 //! CLIP's byte-level BPE through `instant-clip-tokenizer`: lower-cased,
 //! wrapped in start/end-of-text tokens, truncated to the context length.
+//! Envs that take instructions (`manipulation/instruct-v0`) and the reward
+//! models that read text (CLIP's text tower) share it, so an instruction's
+//! ids are the ones a CLIP checkpoint reads.
 
-use crate::{Result, RewardError};
 use instant_clip_tokenizer::{Token, Tokenizer};
 use std::io::BufReader;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why a vocabulary could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct VocabularyError {
+    /// The `merges.txt` at fault.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// The size of OpenAI's CLIP vocabulary (`<end_of_text>` is its last id).
+pub const OPENAI_VOCAB: u32 = 49_408;
 
 /// Texts to token ids, as transformers' `CLIPTokenizer` writes them.
 pub struct ClipTokenizer {
@@ -23,29 +40,33 @@ impl ClipTokenizer {
 
     /// The vocabulary of a checkpoint's `merges.txt` (one header line, then
     /// one merge per line), of `vocab_size` tokens in all.
-    pub fn from_merges(path: &Path, vocab_size: usize, context: usize) -> Result<Self> {
+    pub fn from_merges(
+        path: &Path,
+        vocab_size: usize,
+        context: usize,
+    ) -> Result<Self, VocabularyError> {
+        let error = |message: String| VocabularyError {
+            path: path.to_path_buf(),
+            message,
+        };
         let size = u16::try_from(vocab_size)
             .ok()
             .filter(|s| *s > 514)
             .ok_or_else(|| {
-                RewardError::config(
-                    path,
-                    format!("vocab_size {vocab_size} is not a CLIP BPE size (515 to 65,535)"),
-                )
+                error(format!(
+                    "vocab_size {vocab_size} is not a CLIP BPE size (515 to 65,535)"
+                ))
             })?;
-        let file = std::fs::File::open(path).map_err(|e| RewardError::io(path, e))?;
+        let file = std::fs::File::open(path).map_err(|e| error(e.to_string()))?;
         let inner = Tokenizer::with_vocabulary(BufReader::new(file), size)
-            .map_err(|e| RewardError::config(path, e.to_string()))?;
+            .map_err(|e| error(e.to_string()))?;
         let end = usize::from(inner.end_of_text().to_u16());
         if end + 1 != vocab_size {
-            return Err(RewardError::config(
-                path,
-                format!(
-                    "holds {} merges, which make {} tokens, but the model's vocab_size is {vocab_size}",
-                    end - 513,
-                    end + 1
-                ),
-            ));
+            return Err(error(format!(
+                "holds {} merges, which make {} tokens, but the model's vocab_size is {vocab_size}",
+                end - 513,
+                end + 1
+            )));
         }
         Ok(Self { inner, context })
     }

@@ -1,0 +1,181 @@
+//! `manipulation/instruct-v0`: the scripted expert follows every template,
+//! on both physics and both splits; held-out combinations never reach
+//! training episodes; the observation holds CLIP's ids of the instruction.
+
+#[path = "support/episodes.rs"]
+mod episodes;
+
+use proprio_core::serde_json::{Value, json};
+use proprio_core::{Registry, VecOptions};
+use proprio_manipulation::instruct::{self, INSTRUCTION_TOKENS, Instruction};
+use proprio_text::ClipTokenizer;
+
+const ID: &str = "manipulation/instruct-v0";
+const TEMPLATES: [&str; 3] = ["push", "pick", "put"];
+
+/// Per template: (successes, episodes) of the scripted expert's first episodes of `n` envs.
+fn per_template(config: &Value, n: usize, seed: u64) -> [(usize, usize); 3] {
+    let mut counts = [(0, 0); 3];
+    episodes::first_episodes(ID, config, n, seed, |i, _, last| {
+        if let Some(info) = last {
+            assert_eq!(info.get("blow_up"), Some(0.0), "env {i} blew up");
+            let t = info.get("template").expect("instruct reports its template") as usize;
+            counts[t].0 += usize::from(info.get("success") == Some(1.0));
+            counts[t].1 += 1;
+        }
+    });
+    counts
+}
+
+#[test]
+fn the_scripted_expert_follows_every_template() {
+    for (physics, split) in [("kernel", "all"), ("rapier", "all"), ("kernel", "held_out")] {
+        let config = json!({ "physics": physics, "split": split });
+        let counts = per_template(&config, 300, 7);
+        for (name, (ok, all)) in TEMPLATES.iter().zip(counts) {
+            assert!(all >= 20, "{physics}/{split}: only {all} {name} episodes");
+            let rate = ok as f64 / all as f64;
+            assert!(
+                rate >= 0.95,
+                "{physics}/{split}: scripted {name} succeeded in {ok} of {all}"
+            );
+        }
+    }
+}
+
+/// Ids from OpenAI's own tokenizer (`open_clip`'s `SimpleTokenizer` with
+/// `bpe_simple_vocab_16e6.txt.gz`, open_clip_torch 3.3.0), which also gives
+/// `../shared/MISSION.md`'s reference ids for "a diagram".
+const REFERENCE: [(&str, &[u32]); 4] = [
+    (
+        "push the red cube to the left",
+        &[49406, 6831, 518, 736, 11353, 531, 518, 1823, 49407],
+    ),
+    (
+        "pick up the yellow cube",
+        &[49406, 3142, 705, 518, 4481, 11353, 49407],
+    ),
+    (
+        "put the green cube on the blue cube",
+        &[49406, 1983, 518, 1901, 11353, 525, 518, 1746, 11353, 49407],
+    ),
+    (
+        "push the yellow cube to the back",
+        &[49406, 6831, 518, 4481, 11353, 531, 518, 893, 49407],
+    ),
+];
+
+#[test]
+fn instructions_are_observed_as_clips_token_ids() {
+    let vocabulary = instruct::vocabulary(4);
+    for (text, ids) in REFERENCE {
+        let instruction = Instruction::all(4)
+            .into_iter()
+            .find(|i| i.text() == text)
+            .expect("a template writes this text");
+        let row = vocabulary.tokens(instruction);
+        assert_eq!(
+            &row[..ids.len()],
+            ids.iter().map(|&i| i as f32).collect::<Vec<_>>()
+        );
+        assert!(row[ids.len()..].iter().all(|&t| t == 0.0), "padded with 0");
+    }
+    // What the env observes is such a row, and it reads back as one instruction.
+    let mut registry = Registry::new();
+    proprio_manipulation::register(&mut registry);
+    let mut venv = registry
+        .make_vec(ID, 32, &json!({ "cubes": 4 }), VecOptions::default())
+        .unwrap();
+    venv.reset(Some(5), None).unwrap();
+    let d = venv.spec().observation_space.flat_dim();
+    for obs in venv.batch().obs.chunks_exact(d) {
+        let tokens = &obs[d - INSTRUCTION_TOKENS..];
+        let instruction = vocabulary
+            .read(tokens)
+            .expect("the tokens of an instruction");
+        let ids = ClipTokenizer::openai(77).encode(&instruction.text());
+        assert_eq!(
+            tokens[..ids.len()],
+            ids.iter().map(|&i| i as f32).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// The instructions of `n` envs' first episodes over `resets` seeds.
+fn drawn(config: &Value, resets: u64) -> Vec<Instruction> {
+    let mut registry = Registry::new();
+    proprio_manipulation::register(&mut registry);
+    let mut venv = registry
+        .make_vec(ID, 64, config, VecOptions::default())
+        .unwrap();
+    let d = venv.spec().observation_space.flat_dim();
+    let cubes = config["cubes"].as_u64().unwrap_or(3) as usize;
+    let mut out = Vec::new();
+    for seed in 0..resets {
+        venv.reset(Some(seed), None).unwrap();
+        for obs in venv.batch().obs.chunks_exact(d) {
+            out.extend(instruct::vocabulary(cubes).read(&obs[d - INSTRUCTION_TOKENS..]));
+        }
+    }
+    out
+}
+
+#[test]
+fn held_out_combinations_never_appear_in_training_episodes() {
+    for cubes in [3, 4] {
+        let all = Instruction::all(cubes);
+        let held_out: Vec<_> = all.iter().filter(|i| i.held_out(cubes)).collect();
+        // Every template keeps combinations on both sides of the split.
+        for t in 0..3 {
+            let of = |held: bool| {
+                all.iter()
+                    .filter(|i| i.template().0 == t && i.held_out(cubes) == held)
+                    .count()
+            };
+            assert!(of(true) > 0 && of(false) > 0, "{cubes} cubes, template {t}");
+        }
+        let train = drawn(&json!({ "cubes": cubes }), 20);
+        assert_eq!(train.len(), 64 * 20);
+        assert!(
+            train.iter().all(|i| !i.held_out(cubes)),
+            "a held-out instruction in training"
+        );
+        for i in all.iter().filter(|i| !i.held_out(cubes)) {
+            assert!(train.contains(i), "{} never drawn in training", i.text());
+        }
+        let test = drawn(&json!({ "cubes": cubes, "split": "held_out" }), 5);
+        assert!(test.iter().all(|i| i.held_out(cubes)));
+        for i in held_out {
+            assert!(test.contains(i), "{} never drawn held out", i.text());
+        }
+        // Templates are drawn uniformly, not in proportion to their combinations.
+        let picks = train.iter().filter(|i| i.template().0 == 1).count() as f64;
+        assert!((picks / train.len() as f64 - 1.0 / 3.0).abs() < 0.05);
+    }
+}
+
+#[test]
+fn instruct_rejects_bad_configs_with_a_message() {
+    let mut registry = Registry::new();
+    proprio_manipulation::register(&mut registry);
+    for (id, config, says) in [
+        (ID, json!({ "cubes": 2 }), "cubes must be 3 to 4"),
+        (
+            ID,
+            json!({ "split": "test" }),
+            "expected one of `train`, `held_out`, `all`",
+        ),
+        (
+            "manipulation/pick-cube-v0",
+            json!({ "split": "train" }),
+            "instruct-v0 only",
+        ),
+    ] {
+        let error = registry
+            .make(id, &config)
+            .err()
+            .expect("rejected")
+            .to_string();
+        assert!(error.contains(says), "{id} {config}: {error}");
+    }
+}
