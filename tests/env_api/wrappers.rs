@@ -232,23 +232,29 @@ fn episode_statistics_continue_a_restored_episode() {
 }
 
 #[test]
-fn image_pixels_are_not_normalised() {
-    let make = || vec_env("language/jigsaw-v0", 3, AutoresetMode::NextStep, 1);
+fn image_pixels_and_token_ids_are_not_normalised() {
+    let jigsaw = vec_env("language/jigsaw-v0", 1, AutoresetMode::NextStep, 1);
+    assert!(
+        jigsaw
+            .spec()
+            .observation_space
+            .normalized_components()
+            .is_empty(),
+        "a picture and answer tokens are read as they are"
+    );
+    // instruct-v0: 71 state values, then 16 token ids of the instruction.
+    let make = || vec_env("manipulation/instruct-v0", 3, AutoresetMode::NextStep, 1);
     let (mut raw, mut venv) = (make(), NormalizeObservation::new(make(), Some(10.0)));
     raw.reset(Some(5), None).unwrap();
     venv.reset(Some(5), None).unwrap();
     let space = raw.spec().observation_space.clone();
     let dim = space.flat_dim();
-    let normalised = space.non_image_components();
-    assert_eq!(
-        normalised,
-        (768..772).collect::<Vec<_>>(),
-        "the answer tokens only"
-    );
+    let normalised = space.normalized_components();
+    assert_eq!(normalised, (0..71).collect::<Vec<_>>(), "the state only");
     assert_eq!(venv.stats().mean.len(), normalised.len());
     for (j, (x, z)) in raw.batch().obs.iter().zip(&venv.batch().obs).enumerate() {
-        if j % dim < 768 {
-            assert_eq!(x, z, "pixel {j} changed");
+        if j % dim >= 71 {
+            assert_eq!(x, z, "token id {j} changed");
         }
     }
     let mut again = raw.batch().obs.clone();

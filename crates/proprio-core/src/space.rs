@@ -105,12 +105,13 @@ impl Space {
         }
     }
 
-    /// Indices of the flat components that are not image pixels: what
-    /// observation normalisation touches (images are scaled by the network).
-    pub fn non_image_components(&self) -> Vec<usize> {
+    /// Indices of the flat components observation normalisation touches:
+    /// all but image pixels (the network scales them) and token ids (an
+    /// embedding reads them).
+    pub fn normalized_components(&self) -> Vec<usize> {
         fn walk(space: &Space, at: &mut usize, out: &mut Vec<usize>) {
             match space {
-                Space::Image { .. } => *at += space.flat_dim(),
+                Space::Image { .. } | Space::Tokens { .. } => *at += space.flat_dim(),
                 Space::Tuple { spaces } => spaces.iter().for_each(|s| walk(s, at, out)),
                 Space::Dict { spaces } => spaces.iter().for_each(|(_, s)| walk(s, at, out)),
                 other => {

@@ -21,7 +21,7 @@ pub struct Policy {
     info: RunInfo,
     net: ActingNet,
     obs_stats: Option<RunningMeanStd>,
-    /// The observation components `obs_stats` describe (all but image pixels).
+    /// The observation components `obs_stats` describe (all but image pixels and token ids).
     normalized: Vec<usize>,
     obs_dim: usize,
     action_dim: usize,
@@ -44,11 +44,26 @@ impl Policy {
         };
         let device = info.backend.device()?;
         let net = file.load(&obs_space, &spec.action_space, &checkpoint, &device)?;
+        let obs_stats = progress.stats.and_then(|s| s.obs);
+        let normalized = obs_space.normalized_components();
+        if let Some(stats) = obs_stats
+            .as_ref()
+            .filter(|s| s.mean.len() != normalized.len())
+        {
+            return Err(LearnError::Checkpoint {
+                path: checkpoint,
+                message: format!(
+                    "holds statistics of {} observation values, but this observation normalises {} (before 2026-11-27 token ids were normalised too: retrain the run)",
+                    stats.mean.len(),
+                    normalized.len()
+                ),
+            });
+        }
         Ok(Self {
             rng: policy_rng(info.seed),
             action_dim: spec.action_space.flat_dim(),
-            obs_stats: progress.stats.and_then(|s| s.obs),
-            normalized: obs_space.non_image_components(),
+            obs_stats,
+            normalized,
             obs_dim: obs_space.flat_dim(),
             net,
             info,
@@ -148,6 +163,7 @@ fn legacy_policy_file(dir: &Path, info: &RunInfo, action_space: &Space) -> Resul
             _ => PolicyNet::Control {
                 hidden: cfg.hidden,
                 temperature: cfg.temperature,
+                action_bins: cfg.action_bins,
             },
         };
         (net, "model.bpk")

@@ -100,7 +100,7 @@ pub struct NormalizeObservation<V> {
 impl<V: VecEnv> NormalizeObservation<V> {
     /// Normalises `inner`'s observations; `clip` bounds the normalised values.
     pub fn new(inner: V, clip: Option<f32>) -> Self {
-        let components = inner.spec().observation_space.non_image_components();
+        let components = inner.spec().observation_space.normalized_components();
         let dim = components.len();
         Self {
             inner,

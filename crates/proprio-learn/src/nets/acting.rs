@@ -49,6 +49,9 @@ pub enum PolicyNet {
         hidden: Vec<usize>,
         /// Sampling temperature.
         temperature: f32,
+        /// Bins per box component (0: a Gaussian).
+        #[serde(default)]
+        action_bins: usize,
     },
 }
 
@@ -109,7 +112,7 @@ impl PolicyFile {
         let obs_dim = obs_space.flat_dim();
         let net = match &self.net {
             PolicyNet::ActorCritic { shape } => {
-                let head = ActionHead::for_space(action_space)?;
+                let head = ActionHead::for_space_binned(action_space, shape.action_bins)?;
                 let agent = ActorCritic::new(obs_space, &head, shape, device, rng)?;
                 Acting::ActorCritic(Box::new(load_module(agent, &weights)?), head)
             }
@@ -140,8 +143,9 @@ impl PolicyFile {
             PolicyNet::Control {
                 hidden,
                 temperature,
+                action_bins,
             } => {
-                let head = ActionHead::for_space(action_space)?;
+                let head = ActionHead::for_space_binned(action_space, *action_bins)?;
                 let policy = ControlPolicy::new(obs_space, head, hidden, device, rng)?;
                 Acting::Control(Box::new(load_module(policy, &weights)?), *temperature)
             }

@@ -136,7 +136,7 @@ impl ControlPolicy {
 
 impl Actor for ControlPolicy {
     fn units(&self) -> usize {
-        1
+        self.head.units()
     }
 
     fn stored_width(&self) -> usize {
@@ -161,14 +161,18 @@ impl Actor for ControlPolicy {
             None => Vec::new(),
         };
         let (params, log_std) = tempered(&self.head, params, log_std, temperature);
-        let (p, a) = (self.head.param_dim(), self.head.action_dim());
+        let (p, a, u) = (
+            self.head.param_dim(),
+            self.head.action_dim(),
+            self.head.units(),
+        );
         let mut out = Sampled {
             stored: vec![0.0; n * a],
             actions: vec![0.0; n * a],
-            logp: vec![0.0; n],
+            logp: vec![0.0; n * u],
         };
         for i in 0..n {
-            out.logp[i] = self.head.sample(
+            let logp = self.head.sample(
                 &params[i * p..(i + 1) * p],
                 &log_std,
                 rng,
@@ -176,6 +180,15 @@ impl Actor for ControlPolicy {
                 &mut out.stored[i * a..(i + 1) * a],
                 &mut out.actions[i * a..(i + 1) * a],
             );
+            if u == 1 {
+                out.logp[i] = logp;
+            } else {
+                // One term per token: re-read each token's log-probability from its logits.
+                for (k, slot) in out.logp[i * u..(i + 1) * u].iter_mut().enumerate() {
+                    let logits = &params[i * p + k * (p / u)..i * p + (k + 1) * (p / u)];
+                    *slot = log_softmax_at(logits, out.stored[i * a + k] as usize);
+                }
+            }
         }
         Ok(out)
     }
@@ -187,21 +200,24 @@ impl Actor for ControlPolicy {
         let (mut params, value) = self.nets.forward(x);
         let mut log_std = self.nets.log_std();
         match &self.head {
-            ActionHead::Categorical { .. } => params = params.div_scalar(temperature),
+            ActionHead::Categorical { .. } | ActionHead::Binned { .. } => {
+                params = params.div_scalar(temperature)
+            }
             ActionHead::Gaussian { .. } => {
                 log_std = log_std.map(|ls| ls.add_scalar(temperature.ln()));
             }
         }
-        let (logp, entropy) = self.head.log_prob_entropy(params, log_std, actions);
+        let (logp, entropy) = self.head.unit_log_prob_entropy(params, log_std, actions);
+        let units = self.head.units();
         Scores {
-            logp: logp.unsqueeze_dim(1),
-            entropy: entropy.unsqueeze_dim(1),
-            value: value.unsqueeze_dim(1),
+            logp,
+            entropy,
+            value: value.unsqueeze_dim(1).repeat_dim(1, units),
         }
     }
 
     fn response_len(&self, _stored: &[f32]) -> usize {
-        1
+        self.head.units()
     }
 }
 
@@ -213,8 +229,17 @@ fn tempered(
     temperature: f32,
 ) -> (Vec<f32>, Vec<f32>) {
     match head {
-        ActionHead::Categorical { .. } => params.iter_mut().for_each(|p| *p /= temperature),
+        ActionHead::Categorical { .. } | ActionHead::Binned { .. } => {
+            params.iter_mut().for_each(|p| *p /= temperature)
+        }
         ActionHead::Gaussian { .. } => log_std.iter_mut().for_each(|l| *l += temperature.ln()),
     }
     (params, log_std)
+}
+
+/// `log softmax(logits)[index]`.
+fn log_softmax_at(logits: &[f32], index: usize) -> f32 {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let log_z = max + logits.iter().map(|l| (l - max).exp()).sum::<f32>().ln();
+    logits[index] - log_z
 }

@@ -5,6 +5,7 @@ use crate::base::error::{LearnError, Result};
 use crate::base::tensor::matrix;
 use crate::nets::encoder::{CnnConfig, Encoder, ObsLayout};
 use crate::nets::head::ActionHead;
+use crate::nets::instruction::{InstructionEncoder, TextConfig};
 use crate::nets::mlp::{Activation, Mlp};
 use burn::module::Param;
 use burn::nn::{Linear, LinearConfig};
@@ -18,6 +19,8 @@ pub struct AgentShape {
     pub hidden: Vec<usize>,
     /// The CNN image observations go through first.
     pub cnn: CnnConfig,
+    /// The encoder of an instruction's tokens.
+    pub text: TextConfig,
     /// Half-open ranges of flat observation components only the critic reads.
     pub critic_only: Vec<[usize; 2]>,
     /// Give the actor's features a head that predicts the critic-only values.
@@ -26,6 +29,10 @@ pub struct AgentShape {
     pub squash_mean: bool,
     /// Initial log standard deviation of a Gaussian head.
     pub log_std_init: f32,
+    /// Box actions as this many bins per component (one token each, RT-2's
+    /// action tokens); 0: a Gaussian.
+    #[serde(default)]
+    pub action_bins: usize,
 }
 
 /// Actor (distribution parameters) and critic (state value) networks.
@@ -33,6 +40,8 @@ pub struct AgentShape {
 pub struct ActorCritic {
     /// Image observations → features, shared by actor and critic (CleanRL's Atari trunk).
     pub encoder: Option<Encoder>,
+    /// An instruction's tokens → features, shared by actor and critic.
+    pub instruction: Option<InstructionEncoder>,
     /// Observation (or its features) → distribution parameters (means or logits).
     pub actor: Mlp,
     /// Observation (or its features) → state value.
@@ -48,6 +57,9 @@ pub struct ActorCritic {
     /// The critic-only ranges, which the auxiliary head predicts.
     #[module(skip)]
     critic_only: Vec<[usize; 2]>,
+    /// Where the state sits (read directly when there is tokens but no image).
+    #[module(skip)]
+    layout: ObsLayout,
     /// Centre and half-width of the action box a squashed mean lives in; empty: not squashed.
     #[module(skip)]
     mean_box: (Vec<f32>, Vec<f32>),
@@ -67,13 +79,25 @@ impl ActorCritic {
         let layout = ObsLayout::new(obs_space)?;
         let actor_mask = actor_mask(&layout, obs_space.flat_dim(), shape)?;
         let encoder = if layout.has_images() {
-            Some(Encoder::new(layout, &shape.cnn, device, rng)?)
+            Some(Encoder::new(layout.clone(), &shape.cnn, device, rng)?)
         } else {
             None
         };
-        let in_dim = encoder
-            .as_ref()
-            .map_or(obs_space.flat_dim(), Encoder::out_dim);
+        let instruction = if layout.tokens().is_empty() {
+            None
+        } else {
+            Some(InstructionEncoder::new(
+                layout.tokens().to_vec(),
+                &shape.text,
+                device,
+                rng,
+            )?)
+        };
+        let in_dim = layout.feature_dim(
+            obs_space.flat_dim(),
+            shape.cnn.features,
+            shape.text.features,
+        );
         let hidden = &shape.hidden;
         let hidden_values: usize = shape.critic_only.iter().map(|[a, b]| b - a).sum();
         if shape.aux && hidden_values == 0 {
@@ -93,7 +117,7 @@ impl ActorCritic {
                 let half = low.iter().zip(high).map(|(l, h)| 0.5 * (h - l)).collect();
                 (centre, half)
             }
-            ActionHead::Categorical { .. } if shape.squash_mean => {
+            ActionHead::Categorical { .. } | ActionHead::Binned { .. } if shape.squash_mean => {
                 return Err(LearnError::Config(
                     "squash_mean is for box actions; this env's actions are discrete".into(),
                 ));
@@ -103,6 +127,7 @@ impl ActorCritic {
         let sizes = |out: usize| [&[in_dim], hidden.as_slice(), &[out]].concat();
         Ok(Self {
             encoder,
+            instruction,
             actor: Mlp::new(
                 &sizes(head.param_dim()),
                 Activation::Tanh,
@@ -117,23 +142,33 @@ impl ActorCritic {
                     shape.log_std_init,
                     device,
                 ))),
-                ActionHead::Categorical { .. } => None,
+                ActionHead::Categorical { .. } | ActionHead::Binned { .. } => None,
             },
             aux: shape
                 .aux
                 .then(|| LinearConfig::new(in_dim, hidden_values).init(device)),
             actor_mask,
             critic_only: shape.critic_only.clone(),
+            layout,
             mean_box,
         })
     }
 
-    /// What the actor and critic read: the observation, or its encoding.
+    /// What the actor and critic read: the observation, or its encoding
+    /// (image features and the state, then the instruction's features).
     pub fn features(&self, obs: Tensor<2>) -> Tensor<2> {
-        match &self.encoder {
-            Some(encoder) => encoder.forward(obs),
-            None => obs,
-        }
+        let Some(instruction) = &self.instruction else {
+            return match &self.encoder {
+                Some(encoder) => encoder.forward(obs),
+                None => obs,
+            };
+        };
+        let mut parts = match &self.encoder {
+            Some(encoder) => vec![encoder.forward(obs.clone())],
+            None => self.layout.state(&obs),
+        };
+        parts.push(instruction.forward(obs));
+        Tensor::cat(parts, 1)
     }
 
     /// Distribution parameters `[B, P]` and state values `[B]`, encoding the observations once.
@@ -224,7 +259,7 @@ fn actor_mask(layout: &ObsLayout, obs_dim: usize, shape: &AgentShape) -> Result<
         return Ok(Vec::new());
     }
     let features = shape.cnn.features;
-    let mut mask = vec![1.0; layout.feature_dim(obs_dim, features)];
+    let mut mask = vec![1.0; layout.feature_dim(obs_dim, features, shape.text.features)];
     for &[start, end] in &shape.critic_only {
         if start >= end || end > obs_dim {
             return Err(LearnError::Config(format!(
@@ -234,7 +269,7 @@ fn actor_mask(layout: &ObsLayout, obs_dim: usize, shape: &AgentShape) -> Result<
         for k in start..end {
             let at = layout.feature_index(k, features).ok_or_else(|| {
                 LearnError::Config(format!(
-                    "critic_only: component {k} is an image pixel; only state values can be hidden from the actor"
+                    "critic_only: component {k} is an image pixel or a token id; only state values can be hidden from the actor"
                 ))
             })?;
             mask[at] = 0.0;
@@ -261,10 +296,16 @@ mod tests {
                 strides: vec![4],
                 features: 5,
             },
+            text: TextConfig {
+                buckets: 64,
+                width: 4,
+                features: 3,
+            },
             critic_only,
             aux,
             squash_mean: false,
             log_std_init: 0.0,
+            action_bins: 0,
         };
         let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0))?;
         ActorCritic::new(
@@ -397,5 +438,48 @@ mod tests {
         assert_eq!(host(params).unwrap(), host(blind).unwrap());
         let nothing_to_predict = build_with(&space, Vec::new(), true).err();
         assert!(nothing_to_predict.is_some_and(|e| e.to_string().contains("critic_only")));
+    }
+
+    #[test]
+    fn an_instruction_is_read_by_its_encoder_and_hidden_state_stays_hidden() {
+        // state (2 values, the second critic-only), then 3 token ids.
+        let space = Space::Dict {
+            spaces: vec![
+                ("state".into(), Space::uniform_box(2, -1.0, 1.0)),
+                (
+                    "instruction".into(),
+                    Space::Tokens {
+                        vocab: 50_000,
+                        max_len: 3,
+                    },
+                ),
+            ],
+        };
+        let ac = build(&space, vec![[1, 2]]).unwrap();
+        assert_eq!(
+            ac.actor
+                .forward(Tensor::zeros([1, 2 + 3], &Device::flex()))
+                .dims(),
+            [1, 2]
+        );
+        let rows = [
+            [0.3, 0.5, 49406.0, 736.0, 49407.0],
+            [0.3, 0.5, 49406.0, 1746.0, 49407.0],
+            [0.3, -0.9, 49406.0, 736.0, 49407.0],
+        ];
+        let flat: Vec<f32> = rows.iter().flatten().copied().collect();
+        let params = host(ac.params(matrix(&flat, 3, 5, &Device::flex()))).unwrap();
+        assert_ne!(
+            params[0..2],
+            params[2..4],
+            "the words do not reach the actor"
+        );
+        assert_eq!(
+            params[0..2],
+            params[4..6],
+            "the critic-only value reaches the actor"
+        );
+        let values = host(ac.value(matrix(&flat, 3, 5, &Device::flex()))).unwrap();
+        assert_ne!(values[0], values[2], "the critic does not read its state");
     }
 }

@@ -91,8 +91,10 @@ pub struct ObsLayout {
     images: Vec<(usize, usize)>,
     height: usize,
     width: usize,
-    /// Runs of non-image values, in order.
+    /// Runs of state values (neither pixels nor token ids), in order.
     state: Vec<Range<usize>>,
+    /// `(offset, length)` of every token part (an instruction), read by an instruction encoder.
+    tokens: Vec<(usize, usize)>,
 }
 
 impl ObsLayout {
@@ -104,6 +106,7 @@ impl ObsLayout {
             height: 0,
             width: 0,
             state: Vec::new(),
+            tokens: Vec::new(),
         };
         layout.add(space, &mut 0)?;
         Ok(layout)
@@ -125,6 +128,7 @@ impl ObsLayout {
                 (self.height, self.width) = (*height, *width);
                 self.images.push((*at, *channels));
             }
+            Space::Tokens { max_len, .. } => self.tokens.push((*at, *max_len)),
             Space::Tuple { spaces } => return spaces.iter().try_for_each(|s| self.add(s, at)),
             Space::Dict { spaces } => return spaces.iter().try_for_each(|(_, s)| self.add(s, at)),
             other => {
@@ -149,23 +153,36 @@ impl ObsLayout {
         self.state.iter().map(ExactSizeIterator::len).sum()
     }
 
-    /// Width of what the actor and critic read: a CNN's `features` then the
-    /// state when there are images, else the whole `obs_dim`-value observation.
-    pub fn feature_dim(&self, obs_dim: usize, features: usize) -> usize {
-        if self.has_images() {
-            features + self.state_dim()
-        } else {
-            obs_dim
+    /// The token parts, `(offset, length)`.
+    pub fn tokens(&self) -> &[(usize, usize)] {
+        &self.tokens
+    }
+
+    /// True when the networks read an encoding (images or tokens present)
+    /// rather than the raw observation.
+    pub fn encodes(&self) -> bool {
+        self.has_images() || !self.tokens.is_empty()
+    }
+
+    /// Width of what the actor and critic read: a CNN's `features` (with
+    /// images), the state, then an instruction's `text` features (with
+    /// tokens); without either, the whole `obs_dim`-value observation.
+    pub fn feature_dim(&self, obs_dim: usize, features: usize, text: usize) -> usize {
+        if !self.encodes() {
+            return obs_dim;
         }
+        let images = if self.has_images() { features } else { 0 };
+        let tokens = if self.tokens.is_empty() { 0 } else { text };
+        images + self.state_dim() + tokens
     }
 
     /// Where observation component `k` lands among the encoded values, after
-    /// a CNN's `features` (`None`: an image pixel).
+    /// a CNN's `features` (`None`: an image pixel or a token id).
     pub fn feature_index(&self, k: usize, features: usize) -> Option<usize> {
-        if !self.has_images() {
+        if !self.encodes() {
             return Some(k);
         }
-        let mut before = features;
+        let mut before = if self.has_images() { features } else { 0 };
         for run in &self.state {
             if run.contains(&k) {
                 return Some(before + k - run.start);
@@ -173,6 +190,15 @@ impl ObsLayout {
             before += run.len();
         }
         None
+    }
+
+    /// The state values of a batch of flat observations `[B, obs]`, `[B, state]`.
+    pub fn state(&self, obs: &Tensor<2>) -> Vec<Tensor<2>> {
+        let [b, _] = obs.dims();
+        self.state
+            .iter()
+            .map(|r| obs.clone().slice([0..b, r.clone()]))
+            .collect()
     }
 
     fn channels(&self) -> usize {
@@ -295,12 +321,7 @@ impl Encoder {
         };
         let features = relu(self.fc.forward(maps.flatten(1, 3)));
         let mut parts = vec![features];
-        parts.extend(
-            self.layout
-                .state
-                .iter()
-                .map(|r| obs.clone().slice([0..b, r.clone()])),
-        );
+        parts.extend(self.layout.state(&obs));
         Tensor::cat(parts, 1)
     }
 }

@@ -27,6 +27,14 @@ pub enum ActionHead {
     /// One categorical per component (discrete and multi-discrete actions);
     /// the env receives `index + start[k]`.
     Categorical { nvec: Vec<usize>, start: Vec<i64> },
+    /// Box actions as one token per component, each one of `bins` evenly
+    /// spaced values from `low` to `high` inclusive (RT-2's and OpenVLA's
+    /// action tokens), so a group learner has a log-probability per token.
+    Binned {
+        bins: usize,
+        low: Vec<f32>,
+        high: Vec<f32>,
+    },
 }
 
 impl ActionHead {
@@ -52,11 +60,36 @@ impl ActionHead {
         }
     }
 
+    /// The head for an action space with box actions cut into `bins` tokens
+    /// per component (`bins` 0: [`ActionHead::for_space`]'s head).
+    pub fn for_space_binned(space: &Space, bins: usize) -> Result<Self> {
+        match (space, bins) {
+            (_, 0) => Self::for_space(space),
+            (Space::Box { low, high }, 2..) if low.iter().chain(high).all(|v| v.is_finite()) => {
+                Ok(Self::Binned {
+                    bins,
+                    low: low.clone(),
+                    high: high.clone(),
+                })
+            }
+            (Space::Box { .. }, 2..) => Err(LearnError::Config(
+                "action_bins needs finite action bounds to cut into bins".into(),
+            )),
+            (Space::Box { .. }, _) => Err(LearnError::Config(
+                "action_bins must be 0 (a Gaussian) or at least 2".into(),
+            )),
+            (other, _) => Err(LearnError::Config(format!(
+                "action_bins cuts box actions into tokens; this env acts in {other}"
+            ))),
+        }
+    }
+
     /// Width of the network output that parameterises the distribution.
     pub fn param_dim(&self) -> usize {
         match self {
             Self::Gaussian { dim, .. } => *dim,
             Self::Categorical { nvec, .. } => nvec.iter().sum(),
+            Self::Binned { bins, low, .. } => bins * low.len(),
         }
     }
 
@@ -65,6 +98,36 @@ impl ActionHead {
         match self {
             Self::Gaussian { dim, .. } => *dim,
             Self::Categorical { nvec, .. } => nvec.len(),
+            Self::Binned { low, .. } => low.len(),
+        }
+    }
+
+    /// Log-probability terms of one action: one per token of a binned
+    /// action, one for a whole Gaussian or categorical action.
+    pub fn units(&self) -> usize {
+        match self {
+            Self::Binned { low, .. } => low.len(),
+            _ => 1,
+        }
+    }
+
+    /// The categories of each component (categorical and binned heads).
+    fn categories(&self) -> Option<Vec<usize>> {
+        match self {
+            Self::Gaussian { .. } => None,
+            Self::Categorical { nvec, .. } => Some(nvec.clone()),
+            Self::Binned { bins, low, .. } => Some(vec![*bins; low.len()]),
+        }
+    }
+
+    /// What the env receives for category `index` of component `k`.
+    fn category_value(&self, k: usize, index: usize) -> f32 {
+        match self {
+            Self::Categorical { start, .. } => (index as i64 + start[k]) as f32,
+            Self::Binned { bins, low, high } => {
+                low[k] + (high[k] - low[k]) * index as f32 / (*bins - 1) as f32
+            }
+            Self::Gaussian { .. } => index as f32,
         }
     }
 
@@ -97,10 +160,15 @@ impl ActionHead {
                 }
                 logp
             }
-            Self::Categorical { nvec, start } => {
+            Self::Categorical { .. } | Self::Binned { .. } => {
                 let mut logp = 0.0;
                 let mut offset = 0;
-                for (k, (&n, &s)) in nvec.iter().zip(start).enumerate() {
+                for (k, n) in self
+                    .categories()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                {
                     let logits = &params[offset..offset + n];
                     offset += n;
                     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -112,7 +180,7 @@ impl ActionHead {
                     };
                     logp += logits[index] - log_z;
                     stored[k] = index as f32;
-                    env_action[k] = (index as i64 + s) as f32;
+                    env_action[k] = self.category_value(k, index);
                 }
                 logp
             }
@@ -127,6 +195,24 @@ impl ActionHead {
         log_std: Option<Tensor<2>>,
         actions: Tensor<2>,
     ) -> (Tensor<1>, Tensor<1>) {
+        let (logp, entropy) = self.unit_log_prob_entropy(params, log_std, actions);
+        match self.units() {
+            1 => (logp.squeeze_dim(1), entropy.squeeze_dim(1)),
+            _ => (
+                logp.sum_dim(1).squeeze_dim(1),
+                entropy.sum_dim(1).squeeze_dim(1),
+            ),
+        }
+    }
+
+    /// Log-probability and entropy `[B, units]` of each unit of stored
+    /// `actions` (each token of a binned action; the whole action otherwise).
+    pub fn unit_log_prob_entropy(
+        &self,
+        params: Tensor<2>,
+        log_std: Option<Tensor<2>>,
+        actions: Tensor<2>,
+    ) -> (Tensor<2>, Tensor<2>) {
         let [batch, _] = params.dims();
         match self {
             Self::Gaussian { dim, .. } => {
@@ -138,22 +224,30 @@ impl ActionHead {
                     .sub_scalar(HALF_LN_TAU)
                     .sum_dim(1);
                 let entropy = log_std.add_scalar(0.5 + HALF_LN_TAU).sum_dim(1);
-                (logp.squeeze_dim(1), entropy.squeeze_dim(1))
+                (logp, entropy)
             }
-            Self::Categorical { nvec, .. } => {
-                let device = params.device();
-                let mut logp = Tensor::<1>::zeros([batch], &device);
-                let mut entropy = Tensor::<1>::zeros([batch], &device);
+            Self::Categorical { .. } | Self::Binned { .. } => {
+                let (mut logps, mut entropies) = (Vec::new(), Vec::new());
                 let mut offset = 0;
-                for (k, &n) in nvec.iter().enumerate() {
+                for (k, n) in self
+                    .categories()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                {
                     let log_pi =
                         log_softmax(params.clone().slice([0..batch, offset..offset + n]), 1);
                     offset += n;
                     let index = actions.clone().slice([0..batch, k..k + 1]).int();
-                    logp = logp + log_pi.clone().gather(1, index).squeeze_dim(1);
-                    entropy = entropy - (log_pi.clone().exp() * log_pi).sum_dim(1).squeeze_dim(1);
+                    logps.push(log_pi.clone().gather(1, index));
+                    entropies.push(-(log_pi.clone().exp() * log_pi).sum_dim(1));
                 }
-                (logp, entropy)
+                let (logp, entropy) = (Tensor::cat(logps, 1), Tensor::cat(entropies, 1));
+                match self {
+                    // A categorical action is one unit, whatever its components.
+                    Self::Categorical { .. } => (logp.sum_dim(1), entropy.sum_dim(1)),
+                    _ => (logp, entropy),
+                }
             }
         }
     }
@@ -221,4 +315,70 @@ pub fn standard_normal(rng: &mut EnvRng) -> f32 {
     let u1: f32 = 1.0 - rng.random::<f32>();
     let u2: f32 = rng.random();
     (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::tensor::{host, matrix};
+    use proprio::rand::SeedableRng;
+
+    #[test]
+    fn binned_actions_span_the_box_and_score_each_token() {
+        let space = Space::Box {
+            low: vec![-1.0, 0.0],
+            high: vec![1.0, 2.0],
+        };
+        let head = ActionHead::for_space_binned(&space, 5).unwrap();
+        assert_eq!(
+            (head.param_dim(), head.action_dim(), head.units()),
+            (10, 2, 2)
+        );
+        // Component 0 prefers bin 4 (+1), component 1 bin 1 (0.5).
+        let params = [0.0, 0.0, 0.0, 1.0, 3.0, 0.0, 2.0, 0.0, 0.0, 0.0];
+        let (mut stored, mut action) = ([0.0; 2], [0.0; 2]);
+        let mut rng = EnvRng::seed_from_u64(1);
+        let logp = head.sample(&params, &[], &mut rng, true, &mut stored, &mut action);
+        assert_eq!(stored, [4.0, 1.0]);
+        assert_eq!(action, [1.0, 0.5]);
+        let ln_z = |row: &[f32]| row.iter().map(|l| l.exp()).sum::<f32>().ln();
+        let expected = [3.0 - ln_z(&params[..5]), 2.0 - ln_z(&params[5..])];
+        assert!((logp - expected.iter().sum::<f32>()).abs() < 1e-5);
+        let device = Device::flex();
+        let (unit_logp, entropy) = head.unit_log_prob_entropy(
+            matrix(&params, 1, 10, &device),
+            None,
+            matrix(&stored, 1, 2, &device),
+        );
+        let unit_logp = host(unit_logp).unwrap();
+        assert!(
+            (unit_logp[0] - expected[0]).abs() < 1e-5 && (unit_logp[1] - expected[1]).abs() < 1e-5
+        );
+        assert_eq!(host(entropy).unwrap().len(), 2, "one entropy per token");
+        // Bin 0 is the low bound exactly.
+        let low = [5.0, 0.0, 0.0, 0.0, 0.0, 5.0, 0.0, 0.0, 0.0, 0.0];
+        head.sample(&low, &[], &mut rng, true, &mut stored, &mut action);
+        assert_eq!(action, [-1.0, 0.0]);
+    }
+
+    #[test]
+    fn bins_need_a_bounded_box_and_at_least_two_values() {
+        let unbounded = Space::uniform_box(2, f32::NEG_INFINITY, f32::INFINITY);
+        let bounded = Space::uniform_box(2, -1.0, 1.0);
+        let discrete = Space::Discrete { n: 3, start: 0 };
+        for (space, bins, says) in [
+            (&unbounded, 5, "finite action bounds"),
+            (&bounded, 1, "at least 2"),
+            (&discrete, 5, "box actions"),
+        ] {
+            let error = ActionHead::for_space_binned(space, bins)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(says), "{error}");
+        }
+        assert!(matches!(
+            ActionHead::for_space_binned(&bounded, 0).unwrap(),
+            ActionHead::Gaussian { .. }
+        ));
+    }
 }

@@ -1,5 +1,5 @@
 //! Networks, apart from the algorithms that train them: MLPs, action heads,
-//! image encoders, the actor-critic, squashed and deterministic actors, twin
+//! image encoders, the instruction encoder, the actor-critic, squashed and deterministic actors, twin
 //! critics, and the transformer sequence policy.
 
 pub mod acting;
@@ -9,6 +9,7 @@ pub mod critic;
 pub mod deterministic;
 pub mod encoder;
 pub mod head;
+pub mod instruction;
 pub mod layout;
 pub mod mlp;
 pub mod sequence;

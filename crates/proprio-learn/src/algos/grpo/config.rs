@@ -95,6 +95,11 @@ pub struct GrpoConfig {
     pub vf_coef: f32,
     /// Hidden layers of the MLP policy for control envs (CleanRL: 64, 64).
     pub hidden: Vec<usize>,
+    /// Box actions as this many values per component, one token each
+    /// (RT-2's action tokens), so every token has its own log-probability
+    /// and clipped ratio; 0: a Gaussian, one term per action.
+    #[serde(default)]
+    pub action_bins: usize,
     /// Transformer width, for token envs.
     pub d_model: usize,
     /// Attention heads.
@@ -137,6 +142,7 @@ impl Default for GrpoConfig {
             gae_lambda: 0.95,
             vf_coef: 0.5,
             hidden: vec![64, 64],
+            action_bins: 0,
             d_model: 64,
             n_heads: 4,
             n_layers: 2,

@@ -147,12 +147,14 @@ impl Grpo<ControlPolicy> {
         threads: Option<usize>,
     ) -> Result<Self> {
         let hidden = cfg.hidden.clone();
+        let bins = cfg.action_bins;
         let description = PolicyNet::Control {
             hidden: hidden.clone(),
             temperature: cfg.temperature,
+            action_bins: bins,
         };
         let mut learner = Self::new(envs, cfg, seed, device, threads, |spec, device, rng| {
-            let head = ActionHead::for_space(&spec.action_space)?;
+            let head = ActionHead::for_space_binned(&spec.action_space, bins)?;
             ControlPolicy::new(&spec.observation_space, head, &hidden, device, rng)
         })?;
         learner.description = Some(description);

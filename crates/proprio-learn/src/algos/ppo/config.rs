@@ -3,6 +3,7 @@
 
 use crate::nets::actor_critic::AgentShape;
 use crate::nets::encoder::CnnConfig;
+use crate::nets::instruction::TextConfig;
 use serde::{Deserialize, Serialize};
 
 /// Every PPO hyper-parameter; `--set key=value` overrides any of them.
@@ -54,6 +55,9 @@ pub struct PpoConfig {
     /// The CNN image observations go through first (see `encoder::CnnConfig`).
     #[serde(default)]
     pub cnn: CnnConfig,
+    /// The encoder of an instruction's token ids (see `instruction::TextConfig`).
+    #[serde(default)]
+    pub text: TextConfig,
     /// Half-open ranges `[start, end)` of observation values only the critic
     /// reads (asymmetric actor-critic, Pinto et al. 2017: privileged state for
     /// the value, not the policy); empty: both read everything.
@@ -81,6 +85,11 @@ pub struct PpoConfig {
     /// learner narrows them from there.
     #[serde(default)]
     pub log_std_init: f32,
+    /// Box actions as this many evenly spaced values per component, one
+    /// categorical token each (RT-2's and OpenVLA's action tokens: 256);
+    /// 0: a Gaussian.
+    #[serde(default)]
+    pub action_bins: usize,
     /// Exploration-noise schedule: log σ is capped at a bound that falls
     /// linearly from `log_std_init` to this over training (Learning to Fly's
     /// decaying exploration noise), so late rollouts are nearly as steady as
@@ -119,11 +128,13 @@ impl PpoConfig {
             normalize_obs: true,
             hidden: vec![64, 64],
             cnn: CnnConfig::default(),
+            text: TextConfig::default(),
             critic_only: Vec::new(),
             aux_coef: 0.0,
             squash_mean: false,
             bound_coef: 0.0,
             log_std_init: 0.0,
+            action_bins: 0,
             log_std_final: None,
             adam_eps: 1e-5,
             eval_every: 10_000,
@@ -151,10 +162,12 @@ impl PpoConfig {
         AgentShape {
             hidden: self.hidden.clone(),
             cnn: self.cnn.clone(),
+            text: self.text.clone(),
             critic_only: self.critic_only.clone(),
             aux: self.aux_coef > 0.0,
             squash_mean: self.squash_mean,
             log_std_init: self.log_std_init,
+            action_bins: self.action_bins,
         }
     }
 
@@ -200,6 +213,7 @@ impl PpoConfig {
             return Err("hidden must list at least one positive layer size".into());
         }
         self.cnn.validate()?;
+        self.text.validate()?;
         if !self.log_std_init.is_finite() {
             return Err(format!(
                 "log_std_init must be a finite number, not {}",
