@@ -54,6 +54,10 @@ pub struct TrainArgs {
     /// reward; see docs/reward-models.md.
     #[arg(long, value_name = "REWARD.toml", conflicts_with = "resume")]
     reward: Option<PathBuf>,
+    /// Start from the policy weights of this run's last checkpoint (same env,
+    /// observations and network; e.g. GRPO after behaviour cloning); the run is only read.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with = "resume")]
+    init: Option<PathBuf>,
 }
 
 fn overrides(set: &[String], total_steps: Option<u64>) -> Result<Map<String, Value>, Failure> {
@@ -92,6 +96,7 @@ pub fn run(args: &TrainArgs) -> CliResult {
             overrides: overrides(&args.set, args.total_steps)?,
             out: args.out.clone(),
             video_every: args.video_every,
+            init: args.init.clone(),
         }),
         (None, None) => return Err(Failure("give --env ENV, or --resume RUN_DIR".into())),
     }

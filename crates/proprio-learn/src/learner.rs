@@ -6,7 +6,7 @@
 //! model cost), and the checkpoint hooks (videos).
 
 use crate::base::error::{LearnError, Result};
-use crate::env::{EnvSource, Evaluation, record_reward_cost};
+use crate::env::{EnvSource, Evaluation, NormalizerStats, record_reward_cost};
 use crate::nets::acting::{POLICY_FILE, PolicyFile};
 use crate::run::{Progress, Run, RunInfo, next_multiple, parse_config, write_json};
 use burn::prelude::Device;
@@ -91,6 +91,17 @@ pub trait Learner {
 
     /// Continues from a checkpoint: what [`Learner::save`] wrote and `progress`.
     fn resume(&mut self, progress: Progress, checkpoint: &Path) -> Result<()>;
+
+    /// Starts from another run's acting network: its `weights` (the file
+    /// its `policy.json` names, a network this learner's description
+    /// matches) and its observation statistics; counters and optimizer fresh.
+    fn init_from(&mut self, weights: &Path, stats: Option<&NormalizerStats>) -> Result<()> {
+        let _ = (weights, stats);
+        Err(LearnError::Config(format!(
+            "{} cannot start from another run's weights (--init)",
+            self.name()
+        )))
+    }
 
     /// The reward model's head when the training envs pay a model reward.
     fn reward_head(&self) -> Option<&SharedHead>;

@@ -8,9 +8,10 @@ use crate::base::error::{LearnError, Result};
 use crate::base::seeds::evaluation_seed;
 use crate::env::EnvSource;
 use crate::learner::{self, Learner};
+use crate::nets::acting::{POLICY_FILE, PolicyFile};
 use crate::policy::Policy;
 use crate::recording::{RecordOptions, record_policy};
-use crate::run::{Algo, RUN_FORMAT, Run, RunInfo, default_dir, load_run};
+use crate::run::{Algo, RUN_FORMAT, Run, RunInfo, default_dir, load_run, read_json, to_json};
 use proprio::Space;
 use proprio::serde_json::{Map, Value, json};
 use std::fs;
@@ -35,6 +36,8 @@ pub struct TrainRequest {
     pub out: Option<PathBuf>,
     /// Film the policy into `videos/` every this many env steps (at the next checkpoint).
     pub video_every: Option<u64>,
+    /// Start from the policy weights of this run (`--init`; its last checkpoint).
+    pub init: Option<PathBuf>,
 }
 
 /// The action spaces a table entry trains on.
@@ -181,11 +184,15 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
         threads: request.threads,
         config,
         video_every: request.video_every,
+        init: request.init.clone(),
         format: RUN_FORMAT,
     };
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
     let mut learner = build(&info, None)?;
     learner.cadence().check(learner.name())?;
+    if let Some(source) = &request.init {
+        init_from(learner.as_mut(), &info, source)?;
+    }
     if let Some(recipe) = recipe {
         let keys: Vec<&str> = recipe.values.keys().map(String::as_str).collect();
         let env_keys = if recipe.env.is_empty() {
@@ -206,6 +213,35 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
     learner::train(learner.as_mut(), &mut run, &mut record_video)?;
     run.finish();
     Ok(run.dir)
+}
+
+/// Loads the acting network of the run in `source` into `learner`, which
+/// must train on the same observations and actions with the same network.
+fn init_from(learner: &mut dyn Learner, info: &RunInfo, source: &Path) -> Result<()> {
+    let (theirs, progress, checkpoint) = load_run(source)?;
+    let refuse = |what: String| LearnError::Config(format!("--init {}: {what}", source.display()));
+    let spaces = |i: &RunInfo| -> Result<(Space, Space)> {
+        let spec = proprio::registry().spec(&i.env.id, &i.env.config)?;
+        Ok((i.env.observation_space()?, spec.action_space))
+    };
+    if theirs.env.id != info.env.id || spaces(&theirs)? != spaces(info)? {
+        return Err(refuse(format!(
+            "trained on {} with other observations or actions than this run's {}",
+            theirs.env.id, info.env.id
+        )));
+    }
+    let file: PolicyFile = read_json(&checkpoint.join(POLICY_FILE))?;
+    let ours = learner
+        .policy()
+        .ok_or_else(|| refuse(format!("{} has no policy to start from", learner.name())))?;
+    if file.net != ours.net {
+        return Err(refuse(format!(
+            "its network {} is not this run's {}",
+            to_json(&file.net)?,
+            to_json(&ours.net)?
+        )));
+    }
+    learner.init_from(&checkpoint.join(&file.weights), progress.stats.as_ref())
 }
 
 /// Continues a run from its last checkpoint, optionally to a new `total_steps`.

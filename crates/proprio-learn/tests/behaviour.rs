@@ -57,6 +57,7 @@ fn check(name: &str, algo: Algo, env: &str, overrides: Value) {
         overrides: overrides.as_object().cloned().unwrap(),
         out: Some(dir.join("run")),
         video_every: None,
+        init: None,
     })
     .unwrap();
     let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();

@@ -18,6 +18,7 @@ fn request(algo: Algo, env: &str, overrides: Value, out: PathBuf) -> TrainReques
         overrides: overrides.as_object().cloned().unwrap_or_default(),
         out: Some(out),
         video_every: None,
+        init: None,
     }
 }
 
@@ -491,4 +492,86 @@ fn runs_record_every_env_default_and_old_manipulation_runs_stay_on_rapier() {
         info.env.config,
         json!({"control": "pd_ee_delta_pos", "physics": "rapier"})
     );
+}
+
+/// The bytes of a run's last weights.
+fn weights(run: &Path) -> Vec<u8> {
+    std::fs::read(run.join("checkpoint").join("model.bpk")).unwrap()
+}
+
+#[test]
+fn init_starts_from_exactly_the_given_weights() {
+    let scratch = Scratch::new("init");
+    for (algo, env, tiny) in [
+        (Algo::Ppo, "classic/cartpole-v1", tiny_ppo()),
+        (Algo::Grpo, "classic/cartpole-v1", tiny_grpo()),
+    ] {
+        let name = algo.name();
+        let source = train(request(algo, env, tiny.clone(), scratch.join(name))).unwrap();
+        // Steps of 1e-30 are below a float's resolution at these weights: the run ends where it began.
+        let mut frozen = tiny.clone();
+        frozen["learning_rate"] = json!(1e-30);
+        let mut started = request(
+            algo,
+            env,
+            frozen.clone(),
+            scratch.join(format!("{name}-init")),
+        );
+        started.init = Some(source.clone());
+        let run = train(started).unwrap();
+        assert_eq!(
+            weights(&run),
+            weights(&source),
+            "{name}: not the given weights"
+        );
+        let cold = train(request(
+            algo,
+            env,
+            frozen,
+            scratch.join(format!("{name}-cold")),
+        ))
+        .unwrap();
+        assert_ne!(
+            weights(&cold),
+            weights(&source),
+            "{name}: the check cannot fail"
+        );
+        let recorded: Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+        assert_eq!(
+            recorded["init"],
+            json!(source),
+            "{name}: run.json names its start"
+        );
+    }
+}
+
+#[test]
+fn init_refuses_another_env_or_network() {
+    let scratch = Scratch::new("init-refused");
+    let source = train(request(
+        Algo::Ppo,
+        "classic/cartpole-v1",
+        tiny_ppo(),
+        scratch.join("a"),
+    ))
+    .unwrap();
+    let mut other_env = request(
+        Algo::Ppo,
+        "classic/pendulum-v1",
+        tiny_ppo(),
+        scratch.join("b"),
+    );
+    other_env.init = Some(source.clone());
+    let mut wider = tiny_ppo();
+    wider["hidden"] = json!([32, 32]);
+    let mut other_net = request(Algo::Ppo, "classic/cartpole-v1", wider, scratch.join("c"));
+    other_net.init = Some(source);
+    for (request, says) in [
+        (other_env, "other observations"),
+        (other_net, "is not this run's"),
+    ] {
+        let error = train(request).unwrap_err().to_string();
+        assert!(error.contains("--init") && error.contains(says), "{error}");
+    }
 }

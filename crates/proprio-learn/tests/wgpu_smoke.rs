@@ -34,6 +34,7 @@ fn ppo_updates_on_the_wgpu_backend() {
         overrides: overrides.as_object().cloned().unwrap_or_default(),
         out: Some(dir.join("run")),
         video_every: None,
+        init: None,
     })
     .unwrap();
     let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();

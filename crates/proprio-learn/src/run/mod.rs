@@ -70,6 +70,9 @@ pub struct RunInfo {
     /// after every this many env steps (`None`: no videos).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video_every: Option<u64>,
+    /// The run whose policy weights this one started from (`--init`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<std::path::PathBuf>,
     /// How the run was recorded: [`RUN_FORMAT`] for runs that keep their whole
     /// env config (every default spelled out); 0 (absent) for older ones,
     /// whose configs the env's family completes with the defaults of their day.

@@ -22,7 +22,7 @@ pub use update::UpdateStats;
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::{evaluation_seed, learner_rng};
 use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
-use crate::env::{EnvSource, Evaluation, base, evaluate_on, evaluation_options};
+use crate::env::{EnvSource, Evaluation, NormalizerStats, base, evaluate_on, evaluation_options};
 use crate::learner::{Cadence, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::actor::{Actor, ControlPolicy};
@@ -431,6 +431,20 @@ impl<A: Actor> Learner for Grpo<A> {
         self.global_step = progress.global_step;
         self.iteration = progress.iteration;
         self.started = true;
+        Ok(())
+    }
+
+    /// The policy starts as the given weights; so does the KL reference, when regularised.
+    fn init_from(&mut self, weights: &Path, stats: Option<&NormalizerStats>) -> Result<()> {
+        if stats.is_some_and(|s| s.obs.is_some()) {
+            return Err(LearnError::Config(
+                "--init: that run normalised its observations and the group learner reads them raw; train it with normalize_obs: false".into(),
+            ));
+        }
+        self.actor = load_module(self.actor.clone(), weights)?;
+        if self.reference.is_some() {
+            self.reference = Some(self.actor.valid());
+        }
         Ok(())
     }
 

@@ -12,7 +12,7 @@ use crate::base::error::{LearnError, Result};
 use crate::base::seeds::{evaluation_seed, learner_rng};
 use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
 use crate::base::tensor::{host, matrix, vector};
-use crate::env::{EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
+use crate::env::{EnvSource, Evaluation, Normalization, NormalizerStats, TrainEnv, evaluate};
 use crate::estimators::{explained_variance, gae};
 use crate::learner::{self, Cadence, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
@@ -389,6 +389,23 @@ impl Learner for Ppo {
         self.rng = progress.rng;
         self.global_step = progress.global_step;
         self.iteration = progress.iteration;
+        Ok(())
+    }
+
+    /// The actor-critic starts as the given weights, and the observation
+    /// normaliser from the statistics those weights were trained with.
+    fn init_from(&mut self, weights: &Path, stats: Option<&NormalizerStats>) -> Result<()> {
+        let ours = self.env.stats().is_some_and(|s| s.obs.is_some());
+        match stats.filter(|s| s.obs.is_some()) {
+            Some(theirs) if ours => self.env.set_stats(theirs),
+            None if !ours => {}
+            _ => {
+                return Err(LearnError::Config(
+                    "--init: one run normalises observations and the other does not; set normalize_obs alike".into(),
+                ));
+            }
+        }
+        self.agent = load_module(self.agent.clone(), weights)?;
         Ok(())
     }
 
