@@ -229,6 +229,60 @@ fn groups_with_equal_rewards_are_dropped_and_the_rest_kept() {
     assert_eq!(&batch.advantages[..2], &[0.0, 0.0]);
 }
 
+/// DAPO's refill: the unequal groups of each new batch are appended until
+/// the batch holds `groups` groups again, rows and all.
+#[test]
+fn refilled_batches_keep_their_size_and_their_rows() {
+    let unequal = |g: &[Rollout]| {
+        let outcomes: Vec<f64> = g.iter().map(Rollout::outcome).collect();
+        !all_equal(&outcomes)
+    };
+    // Three groups of 2; only the middle one is unequal.
+    let first = single_step_groups(&[1.0, 1.0, 0.0, 1.0, 0.0, 0.0]);
+    let mut kept = first.select(2, 3, unequal);
+    assert_eq!(kept.rollouts.len(), 2);
+    assert_eq!(kept.obs, vec![2.0, 3.0], "the middle group's rows");
+    // The refill: two more unequal groups in a batch of three; room for two.
+    let mut more = single_step_groups(&[0.0, 1.0, 1.0, 1.0, 1.0, 0.0]);
+    more.obs.iter_mut().for_each(|o| *o += 10.0);
+    kept.append(more.select(2, 2, unequal));
+    assert_eq!(kept.rollouts.len(), 3 * 2, "three groups, as wanted");
+    assert_eq!(kept.obs, vec![2.0, 3.0, 10.0, 11.0, 14.0, 15.0]);
+    let starts: Vec<usize> = kept.rollouts.iter().map(|r| r.first_row).collect();
+    assert_eq!(starts, [0, 1, 2, 3, 4, 5], "rows re-based");
+    assert_eq!(kept.rows(), 6);
+    // A limit stops at the room left.
+    assert_eq!(more.select(2, 1, unequal).rollouts.len(), 2);
+    // The learner refills until its batch is full: at a low temperature both
+    // rollouts of a cartpole group often balance alike, and it samples more.
+    let cfg = GrpoConfig {
+        group_size: 2,
+        groups: 3,
+        max_refills: 4,
+        temperature: 0.05,
+        total_steps: 4_000,
+        hidden: vec![8],
+        ..GrpoConfig::default()
+    };
+    let source = EnvSource::new("classic/cartpole-v1", Value::Null, Default::default());
+    let mut learner =
+        proprio_learn::grpo::Grpo::control(registry_envs(&source), cfg, 1, Device::flex(), Some(1))
+            .unwrap();
+    let rows = learner.fit(2_000).unwrap();
+    let refills: Vec<u64> = rows
+        .iter()
+        .map(|r| r["refills"].as_u64().unwrap())
+        .collect();
+    assert!(
+        refills.iter().any(|&r| r > 0),
+        "no refill was needed: {refills:?}"
+    );
+    for row in &rows {
+        let full = row["groups_kept"] == 3;
+        assert!(full || row["refills"] == 4, "{row:?}");
+    }
+}
+
 fn group_snapshots(id: &str, group_size: usize, groups: usize) -> Vec<Vec<(Vec<f32>, Value)>> {
     let source = EnvSource::new(id, Value::Null, proprio::Backend::Cpu);
     let options = VecOptions {

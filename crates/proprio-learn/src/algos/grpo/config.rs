@@ -71,8 +71,13 @@ pub struct GrpoConfig {
     pub loss_constant: Option<f64>,
     /// β of the k3 KL penalty to the frozen initial policy (DeepSeekMath: 0.04; DAPO, Dr. GRPO: 0).
     pub kl_coef: f32,
-    /// Drop groups whose rewards are all equal (DAPO's dynamic sampling, without refilling).
+    /// Drop groups whose rewards are all equal (DAPO's dynamic sampling).
     pub drop_equal_groups: bool,
+    /// With `drop_equal_groups`, collect up to this many more batches of
+    /// groups per iteration and keep their unequal groups until `groups` are
+    /// kept (DAPO's `max_num_gen_batches`; 0: no refill, a smaller batch).
+    #[serde(default)]
+    pub max_refills: usize,
     /// Passes over each batch (GRPO's μ).
     pub update_epochs: usize,
     /// Minibatches per pass.
@@ -131,6 +136,7 @@ impl Default for GrpoConfig {
             loss_constant: None,
             kl_coef: 0.0,
             drop_equal_groups: true,
+            max_refills: 0,
             update_epochs: 2,
             num_minibatches: 4,
             learning_rate: 1e-3,
@@ -163,6 +169,7 @@ impl GrpoConfig {
             groups: 256,
             clip_high: 0.2,
             drop_equal_groups: false,
+            max_refills: 0,
             ..Self::default()
         }
     }

@@ -29,12 +29,13 @@ use crate::nets::actor::{Actor, ControlPolicy};
 use crate::nets::head::ActionHead;
 use crate::nets::sequence::SequencePolicy;
 use crate::run::{Progress, RunInfo, parse_config, to_json};
+use advantage::all_equal;
 use burn::optim::{AdamConfig, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::serde_json::{Map, Value, json};
 use proprio::{ActMode, AutoresetMode, EnvRng, EnvSpec, Space, VecEnv, VecOptions};
 use proprio_reward::SharedHead;
-use rollout::Groups;
+use rollout::{Groups, Rollout};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -234,8 +235,7 @@ impl<A: Actor> Grpo<A> {
         } else {
             self.cfg.learning_rate
         };
-        let groups = self.collect()?;
-        self.global_step += groups.rows() as u64;
+        let (groups, refills) = self.collect_kept()?;
         let valid = self.actor.valid();
         let batch = prepare(
             &groups,
@@ -262,7 +262,38 @@ impl<A: Actor> Grpo<A> {
             None
         };
         self.iteration += 1;
-        Ok(self.row(&groups, &batch, stats.as_ref(), lr))
+        let mut row = self.row(&groups, &batch, stats.as_ref(), lr);
+        if self.cfg.max_refills > 0 {
+            row.insert("refills".into(), json!(refills));
+        }
+        Ok(row)
+    }
+
+    /// One batch, counted in `global_step`; with `max_refills`, DAPO's
+    /// dynamic sampling: more batches are collected (and counted) and their
+    /// unequal groups kept until `groups` unequal groups are in hand or the
+    /// refills run out. Returns the batch and the refills it took.
+    fn collect_kept(&mut self) -> Result<(Groups, usize)> {
+        let first = self.collect()?;
+        self.global_step += first.rows() as u64;
+        let (g, wanted) = (self.cfg.group_size, self.cfg.groups);
+        if !(self.cfg.drop_equal_groups && self.cfg.max_refills > 0) {
+            return Ok((first, 0));
+        }
+        let unequal = |group: &[Rollout]| {
+            let outcomes: Vec<f64> = group.iter().map(Rollout::outcome).collect();
+            !all_equal(&outcomes)
+        };
+        let mut kept = first.select(g, wanted, unequal);
+        let mut refills = 0;
+        while kept.rollouts.len() < wanted * g && refills < self.cfg.max_refills {
+            let more = self.collect()?;
+            self.global_step += more.rows() as u64;
+            refills += 1;
+            let room = wanted - kept.rollouts.len() / g;
+            kept.append(more.select(g, room, unequal));
+        }
+        Ok((kept, refills))
     }
 
     /// Trains for `steps` more env steps without writing a run (for library

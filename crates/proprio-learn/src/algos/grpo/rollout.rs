@@ -47,6 +47,54 @@ impl Groups {
     pub fn rows(&self) -> usize {
         self.rollouts.iter().map(|r| r.steps).sum()
     }
+
+    /// At most `limit` of the groups (`group_size` rollouts each) that `keep`
+    /// accepts, in order, with their rows.
+    pub fn select(
+        &self,
+        group_size: usize,
+        limit: usize,
+        keep: impl Fn(&[Rollout]) -> bool,
+    ) -> Self {
+        let rows = self.rows().max(1);
+        let (o, s, u) = (
+            self.obs.len() / rows,
+            self.stored.len() / rows,
+            self.logp.len() / rows,
+        );
+        let mut out = Self::default();
+        for group in self
+            .rollouts
+            .chunks(group_size)
+            .filter(|g| keep(g))
+            .take(limit)
+        {
+            for r in group {
+                let (a, b) = (r.first_row, r.first_row + r.steps);
+                out.rollouts.push(Rollout {
+                    first_row: out.rows(),
+                    ..r.clone()
+                });
+                out.obs.extend_from_slice(&self.obs[a * o..b * o]);
+                out.stored.extend_from_slice(&self.stored[a * s..b * s]);
+                out.logp.extend_from_slice(&self.logp[a * u..b * u]);
+            }
+        }
+        out
+    }
+
+    /// Appends `other`'s groups after this batch's.
+    pub fn append(&mut self, other: Self) {
+        let base = self.rows();
+        self.rollouts
+            .extend(other.rollouts.into_iter().map(|r| Rollout {
+                first_row: base + r.first_row,
+                ..r
+            }));
+        self.obs.extend(other.obs);
+        self.stored.extend(other.stored);
+        self.logp.extend(other.logp);
+    }
 }
 
 struct Trace {
