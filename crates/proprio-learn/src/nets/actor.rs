@@ -7,7 +7,7 @@
 use crate::base::error::Result;
 use crate::base::tensor::{host, matrix};
 use crate::nets::actor_critic::{ActorCritic, AgentShape};
-use crate::nets::head::ActionHead;
+use crate::nets::head::{ActionHead, log_sum_exp};
 use crate::nets::sequence::SequencePolicy;
 use burn::module::Module;
 use burn::prelude::*;
@@ -186,7 +186,7 @@ impl Actor for ControlPolicy {
                 // One term per token: re-read each token's log-probability from its logits.
                 for (k, slot) in out.logp[i * u..(i + 1) * u].iter_mut().enumerate() {
                     let logits = &params[i * p + k * (p / u)..i * p + (k + 1) * (p / u)];
-                    *slot = log_softmax_at(logits, out.stored[i * a + k] as usize);
+                    *slot = logits[out.stored[i * a + k] as usize] - log_sum_exp(logits);
                 }
             }
         }
@@ -235,11 +235,4 @@ fn tempered(
         ActionHead::Gaussian { .. } => log_std.iter_mut().for_each(|l| *l += temperature.ln()),
     }
     (params, log_std)
-}
-
-/// `log softmax(logits)[index]`.
-fn log_softmax_at(logits: &[f32], index: usize) -> f32 {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let log_z = max + logits.iter().map(|l| (l - max).exp()).sum::<f32>().ln();
-    logits[index] - log_z
 }

@@ -171,8 +171,7 @@ impl ActionHead {
                 {
                     let logits = &params[offset..offset + n];
                     offset += n;
-                    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                    let log_z = max + logits.iter().map(|l| (l - max).exp()).sum::<f32>().ln();
+                    let log_z = log_sum_exp(logits);
                     let index = if deterministic {
                         argmax(logits)
                     } else {
@@ -284,6 +283,12 @@ impl ActionHead {
         let excess = (offset.abs() - row(reach).expand([batch, *dim])).clamp_min(0.0);
         Some(excess.square().sum_dim(1).mean())
     }
+}
+
+/// `ln Σ exp(logits)`, computed stably: a categorical's log normaliser.
+pub(crate) fn log_sum_exp(logits: &[f32]) -> f32 {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    max + logits.iter().map(|l| (l - max).exp()).sum::<f32>().ln()
 }
 
 /// Index of the largest value (the first of equals).
