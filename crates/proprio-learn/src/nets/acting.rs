@@ -220,3 +220,30 @@ impl ActingNet {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nets::instruction::TextConfig;
+
+    /// A `policy.json` of a PPO run from before instructions and action
+    /// tokens (2026-11-27 03:00) still describes a Gaussian MLP.
+    #[test]
+    fn older_policy_files_still_read() {
+        let old = r#"{"network": "actor_critic", "shape": {"hidden": [128, 128],
+            "cnn": {"channels": [16, 32], "kernels": [4, 2], "strides": [4, 2], "features": 128},
+            "critic_only": [], "aux": false, "squash_mean": false, "log_std_init": 0.0},
+            "weights": "model.bpk"}"#;
+        let file: PolicyFile = proprio::serde_json::from_str(old).unwrap();
+        let PolicyNet::ActorCritic { shape } = file.net else {
+            panic!("not an actor-critic: {file:?}");
+        };
+        assert_eq!((shape.text, shape.action_bins), (TextConfig::default(), 0));
+        let control = r#"{"network": "control", "hidden": [64, 64], "temperature": 1.0, "weights": "model.bpk"}"#;
+        let file: PolicyFile = proprio::serde_json::from_str(control).unwrap();
+        assert!(matches!(
+            file.net,
+            PolicyNet::Control { action_bins: 0, .. }
+        ));
+    }
+}

@@ -19,7 +19,8 @@ pub struct AgentShape {
     pub hidden: Vec<usize>,
     /// The CNN image observations go through first.
     pub cnn: CnnConfig,
-    /// The encoder of an instruction's tokens.
+    /// The encoder of an instruction's tokens (absent in checkpoints written before it existed).
+    #[serde(default)]
     pub text: TextConfig,
     /// Half-open ranges of flat observation components only the critic reads.
     pub critic_only: Vec<[usize; 2]>,
