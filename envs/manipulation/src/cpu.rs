@@ -325,6 +325,18 @@ impl Kernel for CpuKernel {
                 "the state holds NaN or infinite values".into(),
             ));
         }
+        let s = &self.shared.settings;
+        let instructions = crate::instruct::Instruction::all(s.cubes);
+        let fits = match state.task.instruction {
+            Some(i) => s.task == crate::TaskKind::Instruct && instructions.contains(&i),
+            None => s.task != crate::TaskKind::Instruct,
+        };
+        if !fits {
+            return Err(Error::State(format!(
+                "instruction {:?} does not fit {} with {} cubes",
+                state.task.instruction, self.spec.id, s.cubes
+            )));
+        }
         let slot = &mut self.slots[env];
         slot.world = World::from_physics(state.physics.clone());
         slot.task = state.task;

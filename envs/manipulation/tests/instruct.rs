@@ -179,3 +179,34 @@ fn instruct_rejects_bad_configs_with_a_message() {
         assert!(error.contains(says), "{id} {config}: {error}");
     }
 }
+
+#[test]
+fn a_state_with_an_instruction_the_scene_cannot_hold_is_refused() {
+    let mut registry = Registry::new();
+    proprio_manipulation::register(&mut registry);
+    for physics in ["rapier", "kernel"] {
+        let mut env = registry.make(ID, &json!({ "physics": physics })).unwrap();
+        env.reset(Some(4), None).unwrap();
+        let good = env.snapshot().unwrap();
+        let mut obs = vec![0.0; env.spec().observation_space.flat_dim()];
+        env.restore(&good, &mut obs).unwrap();
+        // The yellow cube (index 3) is not in a 3-cube scene.
+        let mut bad = good.clone();
+        let yellow = Instruction::PickUp { cube: 3 };
+        match physics {
+            "rapier" => {
+                bad.state["task"]["instruction"] =
+                    proprio_core::serde_json::to_value(yellow).unwrap()
+            }
+            _ => bad.state["instruction"] = json!(yellow.encode()),
+        }
+        let error = env
+            .restore(&bad, &mut obs)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            error.contains("instruction") || error.contains("3 cubes"),
+            "{physics}: {error}"
+        );
+    }
+}
