@@ -1,8 +1,20 @@
 //! The config of every manipulation task (serde, with defaults) and its validated form.
 
-use crate::instruct::Split;
 use crate::scene::MAX_CUBES;
 use serde::{Deserialize, Serialize};
+
+/// Which instructions a run draws (config key `split`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// The training combinations (the default).
+    #[default]
+    Train,
+    /// The held-out combinations, never drawn in training.
+    HeldOut,
+    /// Every combination.
+    All,
+}
 
 /// How an action drives the arm (ManiSkill's controller names); the last
 /// action component always drives the gripper (−1 closed, +1 open).

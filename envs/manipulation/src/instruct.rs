@@ -3,12 +3,8 @@
 //! combinations into training and held-out ones, the success test of each,
 //! and the instruction as CLIP token ids.
 
-use crate::config::Settings;
-use crate::measure::{Measure, TaskState};
-use crate::reward::grasped;
-use crate::scene::{CUBE_HALF, MAX_CUBES};
-use crate::task::{put, put_body};
-use crate::visuals::CUBE_COLOURS;
+use crate::config::Split;
+use crate::scene::{CUBE_COLOURS, CUBE_HALF, MAX_CUBES};
 use glam::Vec3;
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;
@@ -75,19 +71,6 @@ pub enum Instruction {
     PickUp { cube: usize },
     /// "put the ⟨colour⟩ cube on the ⟨colour⟩ cube": on top, released and still for 1 s.
     PutOn { cube: usize, on: usize },
-}
-
-/// Which instructions a run draws (config key `split`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Split {
-    /// The training combinations (the default).
-    #[default]
-    Train,
-    /// The held-out combinations, never drawn in training.
-    HeldOut,
-    /// Every combination.
-    All,
 }
 
 impl Instruction {
@@ -336,30 +319,6 @@ pub fn place_cubes(instruction: Instruction, cubes: usize, rng: &mut EnvRng) -> 
         .into_iter()
         .map(|c| (c, rng.random_range(0.0..std::f32::consts::TAU)))
         .collect()
-}
-
-/// Values of instruct's state observation (layout in `docs/envs.md`): the
-/// arm (26), each cube (13), the goal of the dense reward (3, unless
-/// `goal_in_state` is off) and each cube's grasp flag.
-pub fn state_dim(s: &Settings) -> usize {
-    26 + 14 * s.cubes + if s.goal_in_state { 3 } else { 0 }
-}
-
-/// Writes instruct's cubes, goal, grasp flags and instruction tokens after the arm's 26 values.
-pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32], at: &mut usize) {
-    for i in 0..s.cubes {
-        put_body(s, obs, at, &p.cube(i));
-    }
-    if s.goal_in_state {
-        put(obs, at, t.goal);
-    }
-    for i in 0..s.cubes {
-        put(obs, at, [f32::from(u8::from(grasped(p, t, i)))]);
-    }
-    let tokens = t.instruction.map_or([0.0; INSTRUCTION_TOKENS], |i| {
-        *vocabulary(s.cubes).tokens(i)
-    });
-    put(obs, at, tokens);
 }
 
 /// The token table of each cube count, built once.

@@ -29,7 +29,7 @@ pub mod task;
 mod visuals;
 mod world;
 
-pub use config::{ControlMode, Engine, ManipConfig, Settings, TaskKind};
+pub use config::{ControlMode, Engine, ManipConfig, Settings, Split, TaskKind};
 pub use controller::{
     ArmController, ControlState, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT,
 };
@@ -134,7 +134,10 @@ pub fn settings(
     let observation_space = if task == TaskKind::Instruct {
         Space::Dict {
             spaces: vec![
-                ("state".into(), unbounded(instruct::state_dim(&settings))),
+                (
+                    "state".into(),
+                    unbounded(task::instruct_state_dim(&settings)),
+                ),
                 (
                     "instruction".into(),
                     Space::Tokens {

@@ -43,6 +43,14 @@ pub const SOLVER_SUBSTEPS: usize = 2;
 /// Most cubes in a scene.
 pub const MAX_CUBES: usize = 4;
 
+/// Each cube's name and colour, by index (stack's A is red, B blue; instructions name them).
+pub const CUBE_COLOURS: [(&str, [f32; 4]); MAX_CUBES] = [
+    ("red", [0.85, 0.20, 0.15, 1.0]),
+    ("blue", [0.15, 0.35, 0.85, 1.0]),
+    ("green", [0.20, 0.70, 0.25, 1.0]),
+    ("yellow", [0.95, 0.80, 0.15, 1.0]),
+];
+
 /// The moving joints, in the order of targets and positions: 7 arm joints, 2 fingers.
 pub const MOVING_JOINTS: [&str; 9] = [
     "panda_joint1",

@@ -140,7 +140,7 @@ impl Scripted {
     /// Instruct: the instruction read back from its tokens, and the cube it names.
     fn instructed_view(&self, obs: &[f32], tcp: Vec3, hand: Quat) -> View {
         let n = self.settings.cubes;
-        let state = instruct::state_dim(&self.settings);
+        let state = crate::task::instruct_state_dim(&self.settings);
         let tokens = &obs[state..state + instruct::INSTRUCTION_TOKENS];
         let cube_at = |i: usize| 26 + 13 * i;
         let goal_at = cube_at(n);

@@ -310,7 +310,7 @@ pub fn obs_dim(s: &Settings) -> usize {
         TaskKind::Reach => 32 - goal,
         TaskKind::PushCube | TaskKind::PickCube => 49 - goal,
         TaskKind::StackCube => 59,
-        TaskKind::Instruct => instruct::state_dim(s) + INSTRUCTION_TOKENS,
+        TaskKind::Instruct => instruct_state_dim(s) + INSTRUCTION_TOKENS,
     }
 }
 
@@ -376,12 +376,12 @@ fn canonical(q: Quat, reference: Quat) -> [f32; 4] {
     }
 }
 
-pub(crate) fn put<const N: usize>(obs: &mut [f32], at: &mut usize, values: [f32; N]) {
+fn put<const N: usize>(obs: &mut [f32], at: &mut usize, values: [f32; N]) {
     obs[*at..*at + N].copy_from_slice(&values);
     *at += N;
 }
 
-pub(crate) fn put_body(s: &Settings, obs: &mut [f32], at: &mut usize, b: &BodyState) {
+fn put_body(s: &Settings, obs: &mut [f32], at: &mut usize, b: &BodyState) {
     put(obs, at, b.position.to_array());
     let rotation = if s.cube_symmetry {
         cube_symmetric(b.rotation)
@@ -442,7 +442,7 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
                 [f32::from(u8::from(crate::reward::grasped(p, t, 0)))],
             );
         }
-        TaskKind::Instruct => instruct::observe(s, p, t, obs, &mut at),
+        TaskKind::Instruct => observe_instruct(s, p, t, obs, &mut at),
     }
     debug_assert_eq!(at, obs_dim(s));
     for v in obs.iter_mut() {
@@ -450,4 +450,38 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
             *v = 0.0;
         }
     }
+}
+
+/// Values of instruct's state observation (layout in `docs/envs.md`): the
+/// arm (26), each cube (13), the goal of the dense reward (3, unless
+/// `goal_in_state` is off) and each cube's grasp flag.
+pub fn instruct_state_dim(s: &Settings) -> usize {
+    26 + 14 * s.cubes + if s.goal_in_state { 3 } else { 0 }
+}
+
+/// Writes instruct's cubes, goal, grasp flags and instruction tokens after the arm's 26 values.
+fn observe_instruct(
+    s: &Settings,
+    p: &impl Measure,
+    t: &TaskState,
+    obs: &mut [f32],
+    at: &mut usize,
+) {
+    for i in 0..s.cubes {
+        put_body(s, obs, at, &p.cube(i));
+    }
+    if s.goal_in_state {
+        put(obs, at, t.goal);
+    }
+    for i in 0..s.cubes {
+        put(
+            obs,
+            at,
+            [f32::from(u8::from(crate::reward::grasped(p, t, i)))],
+        );
+    }
+    let tokens = t.instruction.map_or([0.0; INSTRUCTION_TOKENS], |i| {
+        *instruct::vocabulary(s.cubes).tokens(i)
+    });
+    put(obs, at, tokens);
 }

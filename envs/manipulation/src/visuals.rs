@@ -3,7 +3,7 @@
 //! cylinders, the fingers, the table, the cubes), plus the goal marker.
 
 use crate::config::{Settings, TaskKind};
-use crate::scene::{MAX_CUBES, Parts};
+use crate::scene::{CUBE_COLOURS, MAX_CUBES, Parts};
 use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
 use crate::world::Physics;
 use glam::{Quat, Vec3};
@@ -13,13 +13,6 @@ use rapier3d::prelude::*;
 pub(crate) const ARM: [f32; 4] = [0.92, 0.92, 0.90, 1.0];
 pub(crate) const FINGER: [f32; 4] = [0.20, 0.20, 0.22, 1.0];
 pub(crate) const TABLE: [f32; 4] = [0.62, 0.46, 0.30, 1.0];
-/// Each cube's name and colour, by index (stack's A is red, B blue; instructions name them).
-pub const CUBE_COLOURS: [(&str, [f32; 4]); MAX_CUBES] = [
-    ("red", [0.85, 0.20, 0.15, 1.0]),
-    ("blue", [0.15, 0.35, 0.85, 1.0]),
-    ("green", [0.20, 0.70, 0.25, 1.0]),
-    ("yellow", [0.95, 0.80, 0.15, 1.0]),
-];
 const GOAL: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
 
 pub(crate) fn pose(translation: Vec3, rotation: Quat) -> Pose {

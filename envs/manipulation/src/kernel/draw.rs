@@ -4,9 +4,9 @@
 
 use super::{Arm, Sim};
 use crate::config::Settings;
-use crate::scene::{BASE, CUBE_HALF, MAX_CUBES, TABLE_HALF};
+use crate::scene::{BASE, CUBE_COLOURS, CUBE_HALF, MAX_CUBES, TABLE_HALF};
 use crate::task::TaskState;
-use crate::visuals::{ARM, CUBE_COLOURS, FINGER, TABLE, dress, pose};
+use crate::visuals::{ARM, FINGER, TABLE, dress, pose};
 use glam::{Quat, Vec3};
 use proprio_core::{Scene, Shape, Visual};
 
