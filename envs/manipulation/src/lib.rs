@@ -127,6 +127,12 @@ pub fn settings(
     let settings =
         Settings::new(task, &parsed).map_err(|message| family::config_error(entry, message))?;
     parsed.control = Some(settings.control);
+    if task == TaskKind::Instruct {
+        // Spelled out, so a run keeps what it trained on if a default changes.
+        parsed.cubes = Some(settings.cubes);
+        parsed.split = Some(settings.split);
+        parsed.dense_reward = Some(settings.dense_reward);
+    }
     let unbounded = |dim| Space::Box {
         low: vec![f32::NEG_INFINITY; dim],
         high: vec![f32::INFINITY; dim],

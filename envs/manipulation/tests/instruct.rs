@@ -210,3 +210,14 @@ fn a_state_with_an_instruction_the_scene_cannot_hold_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_run_records_every_instruct_key() {
+    let mut registry = Registry::new();
+    proprio_manipulation::register(&mut registry);
+    let config = registry.spec(ID, &json!({ "cubes": 4 })).unwrap().config;
+    assert_eq!(
+        (&config["cubes"], &config["split"], &config["dense_reward"]),
+        (&json!(4), &json!("train"), &json!(false))
+    );
+}
