@@ -3,7 +3,7 @@
 //! combinations into training and held-out ones, the success test of each,
 //! and the instruction as CLIP token ids.
 
-use crate::config::Split;
+use crate::config::{Split, TaskKind};
 use crate::scene::{CUBE_COLOURS, CUBE_HALF, MAX_CUBES};
 use glam::Vec3;
 use proprio_core::EnvRng;
@@ -112,6 +112,15 @@ impl Instruction {
             Split::Train => !self.held_out(cubes),
             Split::HeldOut => self.held_out(cubes),
             Split::All => true,
+        }
+    }
+
+    /// The single-cube task the instruction asks for, whose plan and hold it shares.
+    pub fn task(self) -> TaskKind {
+        match self {
+            Instruction::Push { .. } => TaskKind::PushCube,
+            Instruction::PickUp { .. } => TaskKind::PickCube,
+            Instruction::PutOn { .. } => TaskKind::StackCube,
         }
     }
 

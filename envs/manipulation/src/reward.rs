@@ -73,9 +73,8 @@ pub fn on_top(a: &BodyState, b: &BodyState) -> bool {
 /// (instruct: those of the instructed task — push, pick or stack).
 pub fn hold_steps(s: &Settings, t: &TaskState) -> u32 {
     let task = match (s.task, t.instruction) {
-        (TaskKind::Instruct, Some(Instruction::Push { .. })) => TaskKind::PushCube,
-        (TaskKind::Instruct, Some(Instruction::PickUp { .. })) => TaskKind::PickCube,
-        (TaskKind::Instruct, _) => TaskKind::StackCube,
+        (TaskKind::Instruct, Some(instruction)) => instruction.task(),
+        (TaskKind::Instruct, None) => TaskKind::StackCube,
         (task, _) => task,
     };
     task_hold_steps(task, s.control_hz)

@@ -147,13 +147,12 @@ impl Scripted {
         let flags = goal_at + 3;
         let instruction = instruct::vocabulary(n).read(tokens);
         let (kind, cube, goal) = match instruction {
-            Some(Instruction::Push { cube, .. }) => (TaskKind::PushCube, cube, v3(obs, goal_at)),
-            Some(Instruction::PickUp { cube }) => (TaskKind::PickCube, cube, v3(obs, goal_at)),
-            Some(Instruction::PutOn { cube, on }) => (
-                TaskKind::StackCube,
+            Some(i @ Instruction::PutOn { cube, on }) => (
+                i.task(),
                 cube,
                 v3(obs, cube_at(on)) + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF),
             ),
+            Some(i) => (i.task(), i.cube(), v3(obs, goal_at)),
             None => (TaskKind::Reach, 0, tcp),
         };
         View {
