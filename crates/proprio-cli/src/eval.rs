@@ -18,7 +18,8 @@ pub struct EvalArgs {
     /// Environment id (with --policy scripted).
     #[arg(long)]
     pub(crate) env: Option<String>,
-    /// Env config as inline JSON or a JSON file (with --policy scripted).
+    /// Env config as inline JSON or a JSON file (with --policy scripted); with
+    /// --checkpoint, keys in place of the run's, e.g. '{"split":"held_out"}'.
     #[arg(long)]
     pub(crate) config: Option<String>,
     /// Episodes to run, in parallel envs.
@@ -69,6 +70,10 @@ pub fn eval(args: &EvalArgs) -> CliResult {
     if let Some(backend) = args.backend {
         policy.set_backend(backend);
     }
+    if args.config.is_some() {
+        let keys = crate::input::config(args.config.as_deref())?;
+        policy.set_eval_config(keys).map_err(fail)?;
+    }
     let evaluation = policy
         .evaluate(args.episodes, args.seed, !args.stochastic)
         .map_err(fail)?;
@@ -109,6 +114,9 @@ pub fn eval(args: &EvalArgs) -> CliResult {
                 "deterministic"
             }
         );
+        for (key, rate) in evaluation.per_task_success() {
+            println!("  {key}: {:.1}%", 100.0 * rate);
+        }
     }
     Ok(())
 }

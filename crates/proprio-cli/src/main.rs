@@ -3,6 +3,7 @@
 mod alloc;
 mod bench;
 mod catalog;
+mod demos;
 mod embed;
 mod eval;
 mod heap;
@@ -55,8 +56,10 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Step a batch with random actions for a long time: no NaN, no memory growth.
     Soak(soak::SoakArgs),
-    /// Train a policy (PPO, SAC, TD3, DSAC-T or GRPO); writes a run directory with metrics and checkpoints.
+    /// Train a policy (PPO, SAC, TD3, DSAC-T, GRPO or BC); writes a run directory with metrics and checkpoints.
     Train(train::TrainArgs),
+    /// Write an env's scripted expert's successful episodes to a file, for `train --algo bc`.
+    Demos(demos::DemosArgs),
     /// Evaluate a trained checkpoint (or an env's scripted controller): mean return, success.
     Eval(eval::EvalArgs),
     /// Draw learning curves of one or more runs to a PNG.
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
     if matches!(
         cli.command,
         Command::Train(_)
+            | Command::Demos(_)
             | Command::Eval(_)
             | Command::Record(_)
             | Command::Embed(_)
@@ -106,6 +110,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Soak(args) => soak::run(&args),
         Command::Train(args) => train::run(&args),
+        Command::Demos(args) => demos::run(&args),
         Command::Eval(args) => eval::eval(&args),
         Command::Plot(args) => eval::plot_runs(&args),
         Command::Record(args) => record::run(&args),

@@ -1,4 +1,4 @@
-//! `proprio train`: PPO, SAC, TD3, DSAC-T or GRPO on any registered env.
+//! `proprio train`: PPO, SAC, TD3, DSAC-T, GRPO or behaviour cloning on any registered env.
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
@@ -28,6 +28,10 @@ pub struct TrainArgs {
     /// Env config as inline JSON or a JSON file.
     #[arg(long)]
     config: Option<String>,
+    /// Env config keys the evaluation envs take instead (inline JSON or a
+    /// file), e.g. '{"split":"held_out"}' to evaluate on held-out instructions.
+    #[arg(long, value_name = "JSON", conflicts_with = "resume")]
+    eval_config: Option<String>,
     /// Run directory (default runs/<env>/<algo>-<seed>-<time>); never overwritten.
     #[arg(long, conflicts_with = "resume")]
     out: Option<PathBuf>,
@@ -88,6 +92,11 @@ pub fn run(args: &TrainArgs) -> CliResult {
                     .map(RewardConfig::read)
                     .transpose()
                     .map_err(|e| Failure(e.to_string()))?,
+                eval_config: args
+                    .eval_config
+                    .as_deref()
+                    .map(|c| input::config(Some(c)))
+                    .transpose()?,
                 ..EnvSource::new(env, input::config(args.config.as_deref())?, args.backend)
             },
             seed: args.seed,

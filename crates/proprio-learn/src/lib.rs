@@ -27,7 +27,7 @@ mod train;
 mod tuned;
 pub mod video;
 
-pub use algos::{dsac, grpo, offpolicy, ppo, sac, td3};
+pub use algos::{bc, dsac, grpo, offpolicy, ppo, sac, td3};
 pub use base::device::Backend;
 pub use base::error::{LearnError, Result};
 pub use base::grad::clip_global_norm;

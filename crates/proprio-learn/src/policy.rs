@@ -3,6 +3,7 @@
 //! (written by the learner); checkpoints from before it are read through
 //! [`legacy_policy_file`].
 
+use crate::algos::bc::BcConfig;
 use crate::algos::grpo::GrpoConfig;
 use crate::algos::ppo::PpoConfig;
 use crate::algos::td3::Td3Config;
@@ -80,6 +81,19 @@ impl Policy {
         self.info.env.backend = backend;
     }
 
+    /// Evaluates with these env config keys in place of the run's (its
+    /// `eval_config` included), e.g. `{"split": "held_out"}`; the observations
+    /// and actions must stay as they are.
+    pub fn set_eval_config(&mut self, keys: Value) -> Result<()> {
+        let mut merged = self.info.env.eval_config.take().unwrap_or(Value::Null);
+        match (&mut merged, keys) {
+            (Value::Object(ours), Value::Object(theirs)) => ours.extend(theirs),
+            (slot, keys) => *slot = keys,
+        }
+        self.info.env.eval_config = Some(merged);
+        self.info.env.for_evaluation().map(|_| ())
+    }
+
     /// What the run was.
     pub fn info(&self) -> &RunInfo {
         &self.info
@@ -128,7 +142,7 @@ impl Policy {
         self.act_normalized(&normalized, mode == ActMode::Deterministic, actions)
     }
 
-    /// Returns of `episodes` episodes on the training env (fresh seed stream `seed`).
+    /// Returns of `episodes` episodes on the run's evaluation envs (fresh seed stream `seed`).
     pub fn evaluate(
         &mut self,
         episodes: usize,
@@ -161,9 +175,8 @@ fn legacy_policy_file(dir: &Path, info: &RunInfo, action_space: &Space) -> Resul
                 temperature: cfg.temperature,
             },
             _ => PolicyNet::Control {
-                hidden: cfg.hidden,
+                shape: cfg.control_shape(),
                 temperature: cfg.temperature,
-                action_bins: cfg.action_bins,
             },
         };
         (net, "model.bpk")
@@ -177,6 +190,14 @@ fn legacy_policy_file(dir: &Path, info: &RunInfo, action_space: &Space) -> Resul
                 let hidden = &info.config["hidden"];
                 let hidden = from_run_json(dir, "config.hidden", hidden)?;
                 (PolicyNet::Squashed { hidden }, "actor.bpk")
+            }
+            Algo::Bc => {
+                let cfg: BcConfig = from_run_json(dir, "config", &info.config)?;
+                let net = PolicyNet::Control {
+                    shape: cfg.shape(),
+                    temperature: cfg.temperature,
+                };
+                (net, "model.bpk")
             }
             Algo::Td3 => {
                 let cfg: Td3Config = from_run_json(dir, "config", &info.config)?;

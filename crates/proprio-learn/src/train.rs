@@ -2,7 +2,7 @@
 //! Which algorithm trains on which action space is the table [`LEARNERS`]:
 //! adding an algorithm is its own folder under `algos/` and one line there.
 
-use crate::algos::{dsac, grpo, ppo, sac, td3};
+use crate::algos::{bc, dsac, grpo, ppo, sac, td3};
 use crate::base::device::Backend;
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::evaluation_seed;
@@ -108,6 +108,12 @@ const LEARNERS: &[Entry] = &[
         defaults: grpo::defaults,
         build: grpo::build,
     },
+    Entry {
+        algo: Algo::Bc,
+        acts: Acts::Any,
+        defaults: bc::defaults,
+        build: bc::build,
+    },
 ];
 
 fn entry(algo: Algo, action_space: &Space) -> Result<&'static Entry> {
@@ -187,6 +193,8 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
         init: request.init.clone(),
         format: RUN_FORMAT,
     };
+    // A bad eval_config is refused now, not at the first evaluation.
+    info.env.for_evaluation()?;
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
     let mut learner = build(&info, None)?;
     learner.cadence().check(learner.name())?;
@@ -234,7 +242,7 @@ fn init_from(learner: &mut dyn Learner, info: &RunInfo, source: &Path) -> Result
     let ours = learner
         .policy()
         .ok_or_else(|| refuse(format!("{} has no policy to start from", learner.name())))?;
-    if file.net != ours.net {
+    if file.net.architecture() != ours.net.architecture() {
         return Err(refuse(format!(
             "its network {} is not this run's {}",
             to_json(&file.net)?,

@@ -8,6 +8,7 @@ use proprio_learn::grpo::advantage::{all_equal, group_advantages, step_advantage
 use proprio_learn::grpo::rollout::{Groups, Rollout, start_groups};
 use proprio_learn::grpo::{AdvantageMode, GrpoConfig, LossAggregation, prepare, registry_envs};
 use proprio_learn::nets::actor::ControlPolicy;
+use proprio_learn::nets::actor_critic::AgentShape;
 use proprio_learn::{ActionHead, EnvSource};
 
 fn close(a: &[f64], b: &[f64], tol: f64) {
@@ -196,7 +197,10 @@ fn groups_with_equal_rewards_are_dropped_and_the_rest_kept() {
     let actor = ControlPolicy::new(
         &proprio::Space::uniform_box(1, -1.0, 1.0),
         head,
-        &[4],
+        &AgentShape {
+            hidden: vec![4],
+            ..AgentShape::default()
+        },
         &Device::flex(),
         &mut proprio::episode_rng(0, 0, 0),
     )

@@ -142,6 +142,16 @@ impl Instruction {
         }
     }
 
+    /// The info key of this template's success (`success_push`, …): an
+    /// evaluation's mean of it is the template's success rate.
+    pub fn success_key(self) -> &'static str {
+        match self {
+            Instruction::Push { .. } => "success_push",
+            Instruction::PickUp { .. } => "success_pick",
+            Instruction::PutOn { .. } => "success_put",
+        }
+    }
+
     /// The instruction in words.
     pub fn text(self) -> String {
         let colour = |i: usize| CUBE_COLOURS[i].0;

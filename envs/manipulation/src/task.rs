@@ -300,6 +300,9 @@ pub fn write_info(
     if let Some(out) = out {
         info.set("success", f64::from(u8::from(out.success)));
         info.set("blow_up", out.blow_up as u8 as f64);
+        if let Some(instruction) = t.instruction {
+            info.set(instruction.success_key(), f64::from(u8::from(out.success)));
+        }
     }
 }
 

@@ -20,6 +20,15 @@ fn per_template(config: &Value, n: usize, seed: u64) -> [(usize, usize); 3] {
         if let Some(info) = last {
             assert_eq!(info.get("blow_up"), Some(0.0), "env {i} blew up");
             let t = info.get("template").expect("instruct reports its template") as usize;
+            // Only the episode's own template reports a success key, and it agrees with `success`.
+            for (k, name) in TEMPLATES.iter().enumerate() {
+                let own = info.get(&format!("success_{name}"));
+                assert_eq!(
+                    own,
+                    (k == t).then(|| info.get("success").unwrap()),
+                    "env {i}"
+                );
+            }
             counts[t].0 += usize::from(info.get("success") == Some(1.0));
             counts[t].1 += 1;
         }

@@ -33,6 +33,10 @@ pub struct EnvSource {
     /// `r_ψ`) these envs pay, frozen: how evaluation sees what training learned.
     #[serde(skip)]
     pub reward_weights: Option<PathBuf>,
+    /// Config keys evaluation envs take instead of `config`'s, e.g.
+    /// `{"split": "held_out"}`: evaluate on instructions never trained on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_config: Option<Value>,
 }
 
 impl EnvSource {
@@ -45,7 +49,41 @@ impl EnvSource {
             obs: ObsOptions::default(),
             reward: None,
             reward_weights: None,
+            eval_config: None,
         }
+    }
+
+    /// The source evaluation envs are built from: `config` with `eval_config`'s
+    /// keys in place, which must leave the observations and actions as they are.
+    pub fn for_evaluation(&self) -> Result<EnvSource> {
+        let Some(overrides) = &self.eval_config else {
+            return Ok(self.clone());
+        };
+        let (Value::Object(keys), Value::Object(config)) = (overrides, &self.config) else {
+            return Err(LearnError::Config(format!(
+                "eval_config must be a JSON object of env config keys, got {overrides}"
+            )));
+        };
+        let mut merged = config.clone();
+        merged.extend(keys.clone());
+        let registry = proprio::registry();
+        let (ours, theirs) = (
+            registry.spec(&self.id, &self.config)?,
+            registry.spec(&self.id, &Value::Object(merged))?,
+        );
+        if ours.observation_space != theirs.observation_space
+            || ours.action_space != theirs.action_space
+        {
+            return Err(LearnError::Config(format!(
+                "eval_config {overrides} changes {}'s observations or actions; evaluation must act in the training envs' spaces",
+                self.id
+            )));
+        }
+        Ok(EnvSource {
+            config: theirs.config,
+            eval_config: None,
+            ..self.clone()
+        })
     }
 
     /// The observation space the learner sees: the env's state, or images
@@ -317,6 +355,18 @@ impl Evaluation {
         if let Some(mean) = self.mean_model_return() {
             row.insert("eval_model_return".into(), Value::from(mean));
         }
+        for (key, rate) in self.per_task_success() {
+            row.insert(format!("eval_{key}"), Value::from(rate));
+        }
+    }
+
+    /// Success per kind of task (an instruction's template: `success_push`,
+    /// …): the info keys `success_*`, each averaged over the episodes that report it.
+    pub fn per_task_success(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.infos
+            .iter()
+            .filter(|(key, _)| key.starts_with("success_"))
+            .map(|(key, rate)| (key.as_str(), *rate))
     }
 
     /// Mean episode return under the reward model, if one paid the reward.
@@ -340,7 +390,8 @@ pub fn evaluate(
     obs_stats: Option<&RunningMeanStd>,
     agent: &mut dyn Agent,
 ) -> Result<Evaluation> {
-    let (venv, _) = base(source, episodes.max(1), evaluation_options(source.backend))?;
+    let source = source.for_evaluation()?;
+    let (venv, _) = base(&source, episodes.max(1), evaluation_options(source.backend))?;
     let venv: Box<dyn VecEnv> = match obs_stats {
         Some(stats) => {
             let mut normalized = NormalizeObservation::new(venv, Some(NORMALIZED_CLIP));

@@ -45,14 +45,28 @@ pub enum PolicyNet {
     },
     /// An MLP actor-critic with its action head, sampled at `temperature` (group learner, control envs).
     Control {
-        /// Hidden layer sizes.
-        hidden: Vec<usize>,
+        /// The architecture (its keys beside `temperature`).
+        #[serde(flatten)]
+        shape: AgentShape,
         /// Sampling temperature.
         temperature: f32,
-        /// Bins per box component (0: a Gaussian).
-        #[serde(default)]
-        action_bins: usize,
     },
+}
+
+impl PolicyNet {
+    /// The network alone, its sampling settings (temperature, exploration
+    /// noise) set aside: what must agree for a run to start from another's weights.
+    pub fn architecture(&self) -> PolicyNet {
+        let mut net = self.clone();
+        match &mut net {
+            PolicyNet::Sequence { temperature, .. } | PolicyNet::Control { temperature, .. } => {
+                *temperature = 1.0
+            }
+            PolicyNet::Deterministic { noise, .. } => *noise = 0.0,
+            PolicyNet::ActorCritic { .. } | PolicyNet::Squashed { .. } => {}
+        }
+        net
+    }
 }
 
 /// `policy.json`: the acting network and the file of its weights in the checkpoint.
@@ -140,13 +154,9 @@ impl PolicyFile {
                 let policy = SequencePolicy::new(obs_space, action_space, shape, device, rng)?;
                 Acting::Sequence(Box::new(load_module(policy, &weights)?), *temperature)
             }
-            PolicyNet::Control {
-                hidden,
-                temperature,
-                action_bins,
-            } => {
-                let head = ActionHead::for_space_binned(action_space, *action_bins)?;
-                let policy = ControlPolicy::new(obs_space, head, hidden, device, rng)?;
+            PolicyNet::Control { shape, temperature } => {
+                let head = ActionHead::for_space_binned(action_space, shape.action_bins)?;
+                let policy = ControlPolicy::new(obs_space, head, shape, device, rng)?;
                 Acting::Control(Box::new(load_module(policy, &weights)?), *temperature)
             }
         };
@@ -241,9 +251,13 @@ mod tests {
         assert_eq!((shape.text, shape.action_bins), (TextConfig::default(), 0));
         let control = r#"{"network": "control", "hidden": [64, 64], "temperature": 1.0, "weights": "model.bpk"}"#;
         let file: PolicyFile = proprio::serde_json::from_str(control).unwrap();
-        assert!(matches!(
-            file.net,
-            PolicyNet::Control { action_bins: 0, .. }
-        ));
+        let PolicyNet::Control { shape, .. } = file.net else {
+            panic!("not a control policy: {file:?}");
+        };
+        let expected = AgentShape {
+            hidden: vec![64, 64],
+            ..AgentShape::default()
+        };
+        assert_eq!(shape, expected);
     }
 }

@@ -109,21 +109,17 @@ pub struct ControlPolicy {
 }
 
 impl ControlPolicy {
-    /// CleanRL's actor-critic for observations in `obs_space` (images through
-    /// the Nature CNN) and `head`'s actions.
+    /// CleanRL's actor-critic of `shape` for observations in `obs_space`
+    /// (images through the CNN, instructions through the text encoder) and `head`'s actions.
     pub fn new(
         obs_space: &Space,
         head: ActionHead,
-        hidden: &[usize],
+        shape: &AgentShape,
         device: &Device,
         rng: &mut EnvRng,
     ) -> Result<Self> {
-        let shape = AgentShape {
-            hidden: hidden.to_vec(),
-            ..AgentShape::default()
-        };
         Ok(Self {
-            nets: ActorCritic::new(obs_space, &head, &shape, device, rng)?,
+            nets: ActorCritic::new(obs_space, &head, shape, device, rng)?,
             head,
             obs_dim: obs_space.flat_dim(),
         })

@@ -13,7 +13,10 @@ use burn::prelude::*;
 use proprio::{EnvRng, Space};
 
 /// What the networks look like: the architecture keys of [`super::PpoConfig`].
+/// Keys a description leaves out take their defaults (a group learner's
+/// `policy.json` from before it took more than `hidden` and `action_bins`).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct AgentShape {
     /// Hidden layer sizes of the actor and critic MLPs.
     pub hidden: Vec<usize>,

@@ -131,6 +131,26 @@ impl ActionHead {
         }
     }
 
+    /// The stored form of an env action, as [`ActionHead::sample`] writes
+    /// it: the nearest bin of each component for a binned head, the
+    /// category index for a categorical one, the action itself for a
+    /// Gaussian (how a demonstration becomes a target to clone).
+    pub fn stored_from_action(&self, env_action: &[f32], stored: &mut [f32]) {
+        for (k, (slot, &a)) in stored.iter_mut().zip(env_action).enumerate() {
+            *slot = match self {
+                Self::Gaussian { .. } => a,
+                Self::Categorical { nvec, start } => {
+                    (a as i64 - start[k]).clamp(0, nvec[k] as i64 - 1) as f32
+                }
+                Self::Binned { bins, low, high } => {
+                    let width = (high[k] - low[k]).max(f32::MIN_POSITIVE);
+                    let x = ((a - low[k]) / width * (*bins - 1) as f32).round();
+                    x.clamp(0.0, (*bins - 1) as f32)
+                }
+            };
+        }
+    }
+
     /// Samples (or, if `deterministic`, takes the mode of) one action from
     /// `params` (a row of network output) and `log_std` (may be empty when deterministic). Writes the stored
     /// action (category indices for categorical heads) to `stored`, the env's
@@ -385,5 +405,33 @@ mod tests {
             ActionHead::for_space_binned(&bounded, 0).unwrap(),
             ActionHead::Gaussian { .. }
         ));
+    }
+
+    #[test]
+    fn demonstrated_actions_become_the_tokens_that_would_act_them() {
+        let space = Space::Box {
+            low: vec![-1.0, 0.0],
+            high: vec![1.0, 2.0],
+        };
+        let head = ActionHead::for_space_binned(&space, 5).unwrap();
+        let mut stored = [0.0; 2];
+        // Bins of component 0 sit at -1, -0.5, 0, 0.5, 1; of component 1 at 0, 0.5, …, 2.
+        head.stored_from_action(&[0.3, 1.9], &mut stored);
+        assert_eq!(stored, [3.0, 4.0]);
+        head.stored_from_action(&[-7.0, 0.2], &mut stored);
+        assert_eq!(stored, [0.0, 0.0], "outside the box: the nearest end");
+        // Acting the stored tokens gives back the bin values.
+        let mut params = [0.0; 10];
+        params[3] = 9.0;
+        params[5 + 4] = 9.0;
+        let (mut sampled, mut action) = ([0.0; 2], [0.0; 2]);
+        let mut rng = EnvRng::seed_from_u64(0);
+        head.sample(&params, &[], &mut rng, true, &mut sampled, &mut action);
+        head.stored_from_action(&action, &mut stored);
+        assert_eq!(stored, sampled);
+        let discrete = ActionHead::for_space(&Space::Discrete { n: 3, start: -1 }).unwrap();
+        let mut index = [0.0];
+        discrete.stored_from_action(&[1.0], &mut index);
+        assert_eq!(index, [2.0], "the env's value minus the start");
     }
 }

@@ -28,14 +28,23 @@ pub enum Algo {
     Dsac,
     /// Group-relative policy optimisation.
     Grpo,
+    /// Behaviour cloning of demonstrations.
+    Bc,
 }
 
 impl Algo {
     /// Every learner, in the order `--help` lists them.
-    pub const ALL: [Algo; 5] = [Self::Ppo, Self::Sac, Self::Td3, Self::Dsac, Self::Grpo];
+    pub const ALL: [Algo; 6] = [
+        Self::Ppo,
+        Self::Sac,
+        Self::Td3,
+        Self::Dsac,
+        Self::Grpo,
+        Self::Bc,
+    ];
 
     /// Their names, as the command line takes them.
-    pub const NAMES: [&str; 5] = ["ppo", "sac", "td3", "dsac", "grpo"];
+    pub const NAMES: [&str; 6] = ["ppo", "sac", "td3", "dsac", "grpo", "bc"];
 
     /// The name used on the command line, in run directories and in `tuned.json`.
     pub fn name(self) -> &'static str {

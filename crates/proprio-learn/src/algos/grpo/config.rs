@@ -2,6 +2,9 @@
 //! arXiv:2503.14476) on top of GRPO (Shao et al. 2024, DeepSeekMath,
 //! arXiv:2402.03300); each option names its source.
 
+use crate::nets::actor_critic::AgentShape;
+use crate::nets::encoder::CnnConfig;
+use crate::nets::instruction::TextConfig;
 use crate::nets::sequence::SequenceShape;
 use serde::{Deserialize, Serialize};
 
@@ -105,6 +108,16 @@ pub struct GrpoConfig {
     /// and clipped ratio; 0: a Gaussian, one term per action.
     #[serde(default)]
     pub action_bins: usize,
+    /// The CNN image observations go through first, for control envs (PPO's `cnn`).
+    #[serde(default)]
+    pub cnn: CnnConfig,
+    /// The encoder of an instruction's tokens, for control envs (PPO's `text`).
+    #[serde(default)]
+    pub text: TextConfig,
+    /// Half-open ranges of flat observation components only the critic reads
+    /// (PPO's `critic_only`: an actor of pixels, proprioception and instruction).
+    #[serde(default)]
+    pub critic_only: Vec<[usize; 2]>,
     /// Transformer width, for token envs.
     pub d_model: usize,
     /// Attention heads.
@@ -149,6 +162,9 @@ impl Default for GrpoConfig {
             vf_coef: 0.5,
             hidden: vec![64, 64],
             action_bins: 0,
+            cnn: CnnConfig::default(),
+            text: TextConfig::default(),
+            critic_only: Vec::new(),
             d_model: 64,
             n_heads: 4,
             n_layers: 2,
@@ -187,6 +203,18 @@ impl GrpoConfig {
             n_layers: self.n_layers,
             d_ff: self.d_ff,
             patch: self.patch,
+        }
+    }
+
+    /// The actor-critic of control envs (the value head serves `advantage = gae`).
+    pub fn control_shape(&self) -> AgentShape {
+        AgentShape {
+            hidden: self.hidden.clone(),
+            cnn: self.cnn.clone(),
+            text: self.text.clone(),
+            critic_only: self.critic_only.clone(),
+            action_bins: self.action_bins,
+            ..AgentShape::default()
         }
     }
 
@@ -232,6 +260,7 @@ impl GrpoConfig {
         if self.hidden.is_empty() || self.hidden.contains(&0) {
             return Err("hidden must list at least one positive layer size".into());
         }
-        Ok(())
+        self.cnn.validate()?;
+        self.text.validate()
     }
 }

@@ -85,6 +85,15 @@ impl GroupEnvs {
             Self::Factory(factory) => Ok((factory(n, options)?, None)),
         }
     }
+
+    /// `n` evaluation envs: a registered env's with its `eval_config` applied.
+    fn make_evaluation(&self, n: usize) -> Result<Box<dyn VecEnv>> {
+        let options = evaluation_options(proprio::Backend::Cpu);
+        match self {
+            Self::Registry(source) => Ok(Self::registry(&source.for_evaluation()?, n, options)?.0),
+            Self::Factory(factory) => factory(n, options),
+        }
+    }
 }
 
 /// A group learner bound to its envs.
@@ -147,16 +156,14 @@ impl Grpo<ControlPolicy> {
         device: Device,
         threads: Option<usize>,
     ) -> Result<Self> {
-        let hidden = cfg.hidden.clone();
-        let bins = cfg.action_bins;
+        let shape = cfg.control_shape();
         let description = PolicyNet::Control {
-            hidden: hidden.clone(),
+            shape: shape.clone(),
             temperature: cfg.temperature,
-            action_bins: bins,
         };
         let mut learner = Self::new(envs, cfg, seed, device, threads, |spec, device, rng| {
-            let head = ActionHead::for_space_binned(&spec.action_space, bins)?;
-            ControlPolicy::new(&spec.observation_space, head, &hidden, device, rng)
+            let head = ActionHead::for_space_binned(&spec.action_space, shape.action_bins)?;
+            ControlPolicy::new(&spec.observation_space, head, &shape, device, rng)
         })?;
         learner.description = Some(description);
         Ok(learner)
@@ -401,9 +408,7 @@ impl<A: Actor> Learner for Grpo<A> {
     /// Greedy episodes on fresh envs (their own seed stream).
     fn evaluate(&self, episodes: usize) -> Result<Evaluation> {
         let actor = self.actor.valid();
-        let (venv, _) = self
-            .envs
-            .make(episodes, evaluation_options(proprio::Backend::Cpu))?;
+        let venv = self.envs.make_evaluation(episodes)?;
         let mut rng = self.rng.clone();
         let temperature = self.cfg.temperature;
         let d = self.obs_dim;

@@ -1,0 +1,284 @@
+//! Demonstrations: an env's scripted expert run on the env stack a learner
+//! sees (pixels included), its successful episodes kept — `per_instruction`
+//! of every distinct instruction — and written to one safetensors file.
+
+use crate::base::error::{LearnError, Result};
+use crate::base::seeds::learner_rng;
+use crate::env::{EnvSource, base};
+use crate::nets::encoder::ObsLayout;
+use crate::nets::head::standard_normal;
+use proprio::render::ObsMode;
+use proprio::{ActMode, AutoresetMode, Space, VecOptions};
+use safetensors::tensor::TensorView;
+use safetensors::{Dtype, SafeTensors};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// Envs the expert runs side by side (fixed, so the file does not depend on the machine).
+pub const DEMO_ENVS: usize = 32;
+
+/// An instruction counts as seen once this many finished episodes per known
+/// instruction brought no new one (with 14 instructions drawn template-uniformly
+/// the rarest is missed with probability below 1e-4).
+const QUIET_EPISODES_PER_INSTRUCTION: usize = 20;
+
+/// The metadata key of the header in the file.
+const HEADER_KEY: &str = "proprio_demos";
+
+/// What a demonstrations file holds besides its rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DemoHeader {
+    /// The env stack the observations come from (id, whole config, observation options).
+    pub env: EnvSource,
+    /// Width of one observation row.
+    pub obs_dim: usize,
+    /// Width of one action row.
+    pub action_dim: usize,
+    /// Successful episodes kept.
+    pub episodes: usize,
+    /// Episodes kept of each instruction (all episodes, for an env without one).
+    pub per_instruction: usize,
+    /// Distinct instructions seen.
+    pub instructions: usize,
+    /// Episodes the expert finished, and how many of them it succeeded in.
+    pub expert_episodes: usize,
+    /// Successful expert episodes (kept or not).
+    pub expert_successes: usize,
+    /// Seed of the env streams and the noise.
+    pub seed: u64,
+    /// Standard deviation of the Gaussian noise added to the actions the
+    /// envs receive, in action units (the recorded actions stay the expert's).
+    #[serde(default)]
+    pub noise: f32,
+}
+
+/// Observation and action rows of kept episodes, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Demonstrations {
+    /// What they are.
+    pub header: DemoHeader,
+    /// Observations `[rows × obs_dim]`, as the learner's env stack gives them.
+    pub obs: Vec<f32>,
+    /// The expert's actions `[rows × action_dim]`, clipped into a box's bounds.
+    pub actions: Vec<f32>,
+}
+
+impl Demonstrations {
+    /// Observation-action pairs.
+    pub fn rows(&self) -> usize {
+        self.actions.len() / self.header.action_dim.max(1)
+    }
+
+    /// Writes the file (refusing to replace one).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        if path.exists() {
+            return Err(LearnError::Config(format!(
+                "{} already exists; choose a new file",
+                path.display()
+            )));
+        }
+        let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let (obs, actions) = (bytes(&self.obs), bytes(&self.actions));
+        let n = self.rows();
+        let fail = |e: safetensors::SafeTensorError| LearnError::Config(e.to_string());
+        let views = [
+            (
+                "obs",
+                TensorView::new(Dtype::F32, vec![n, self.header.obs_dim], &obs).map_err(fail)?,
+            ),
+            (
+                "actions",
+                TensorView::new(Dtype::F32, vec![n, self.header.action_dim], &actions)
+                    .map_err(fail)?,
+            ),
+        ];
+        let header = proprio::serde_json::to_string(&self.header)
+            .map_err(|e| LearnError::Config(e.to_string()))?;
+        let metadata = Some(HashMap::from([(HEADER_KEY.to_string(), header)]));
+        let data = safetensors::serialize(views, metadata).map_err(fail)?;
+        let partial = path.with_extension("partial");
+        std::fs::write(&partial, data).map_err(LearnError::io(&partial))?;
+        std::fs::rename(&partial, path).map_err(LearnError::io(path))
+    }
+
+    /// Reads a file [`Demonstrations::write`] wrote.
+    pub fn read(path: &Path) -> Result<Self> {
+        let data = std::fs::read(path).map_err(LearnError::io(path))?;
+        let bad = |what: String| {
+            LearnError::Config(format!(
+                "{} is not a demonstrations file: {what}",
+                path.display()
+            ))
+        };
+        let (_, metadata) = SafeTensors::read_metadata(&data).map_err(|e| bad(e.to_string()))?;
+        let header = metadata
+            .metadata()
+            .as_ref()
+            .and_then(|m| m.get(HEADER_KEY))
+            .ok_or_else(|| bad(format!("no {HEADER_KEY} header")))?;
+        let header: DemoHeader =
+            proprio::serde_json::from_str(header).map_err(|e| bad(e.to_string()))?;
+        let tensors = SafeTensors::deserialize(&data).map_err(|e| bad(e.to_string()))?;
+        let read = |name: &str, width: usize| -> Result<Vec<f32>> {
+            let view = tensors.tensor(name).map_err(|e| bad(e.to_string()))?;
+            if view.dtype() != Dtype::F32 || view.shape().get(1) != Some(&width) {
+                return Err(bad(format!("{name} is not f32 rows of {width}")));
+            }
+            Ok(view
+                .data()
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect())
+        };
+        let demos = Self {
+            obs: read("obs", header.obs_dim)?,
+            actions: read("actions", header.action_dim)?,
+            header,
+        };
+        if demos.obs.len() / demos.header.obs_dim.max(1) != demos.rows() || demos.rows() == 0 {
+            return Err(bad("observation and action rows disagree".into()));
+        }
+        Ok(demos)
+    }
+}
+
+/// Runs `source`'s scripted expert until every instruction it draws has
+/// `per_instruction` successful episodes (an env without an instruction:
+/// `per_instruction` episodes in all), from env streams of `seed`. With
+/// `noise` > 0 the envs act the expert's action plus Gaussian noise while
+/// the expert's own is recorded (DART, Laskey et al. 2017): the
+/// demonstrations then show how the expert recovers from the drift a
+/// cloned policy makes, not only its ideal path.
+pub fn collect(
+    source: &EnvSource,
+    per_instruction: usize,
+    noise: f32,
+    seed: u64,
+) -> Result<Demonstrations> {
+    if per_instruction == 0 {
+        return Err(LearnError::Config(
+            "per_instruction must be at least 1".into(),
+        ));
+    }
+    if !(noise.is_finite() && noise >= 0.0) {
+        return Err(LearnError::Config(format!(
+            "noise must be a non-negative number, got {noise}"
+        )));
+    }
+    let mut rng = learner_rng(seed);
+    if !matches!(source.obs.mode, ObsMode::State | ObsMode::RgbState) {
+        return Err(LearnError::Config(
+            "the scripted expert reads the env's state: demonstrations need --obs state or rgb+state".into(),
+        ));
+    }
+    let registry = proprio::registry();
+    let spec = registry.spec(&source.id, &source.config)?;
+    let mut expert = registry.scripted(&source.id, &spec)?;
+    let options = VecOptions {
+        autoreset: AutoresetMode::Disabled,
+        threads: None,
+        backend: source.backend,
+    };
+    let (mut venv, _) = base(source, DEMO_ENVS, options)?;
+    let obs_space = venv.spec().observation_space.clone();
+    let action_space = venv.spec().action_space.clone();
+    let (d, a, raw) = (
+        obs_space.flat_dim(),
+        action_space.flat_dim(),
+        spec.observation_space.flat_dim(),
+    );
+    let tokens = ObsLayout::new(&obs_space)?.tokens().to_vec();
+    let instruction = |row: &[f32]| -> Vec<i64> {
+        tokens
+            .iter()
+            .flat_map(|&(at, len)| row[at..at + len].iter().map(|&t| t as i64))
+            .collect()
+    };
+    let n = DEMO_ENVS;
+    let (mut expert_obs, mut actions) = (vec![0.0; n * raw], vec![0.0; n * a]);
+    let mut acted = vec![0.0; n * a];
+    let mut episode: Vec<(Vec<f32>, Vec<f32>)> = vec![Default::default(); n];
+    let mut kept: BTreeMap<Vec<i64>, usize> = BTreeMap::new();
+    let mut demos = Demonstrations {
+        header: DemoHeader {
+            env: source.clone(),
+            obs_dim: d,
+            action_dim: a,
+            episodes: 0,
+            per_instruction,
+            instructions: 0,
+            expert_episodes: 0,
+            expert_successes: 0,
+            seed,
+            noise,
+        },
+        obs: Vec::new(),
+        actions: Vec::new(),
+    };
+    let mut quiet = 0;
+    venv.reset(Some(seed), None)?;
+    loop {
+        let obs = &venv.batch().obs;
+        for i in 0..n {
+            expert_obs[i * raw..(i + 1) * raw]
+                .copy_from_slice(&obs[(i + 1) * d - raw..(i + 1) * d]);
+        }
+        expert.act(&expert_obs, &mut actions, ActMode::Deterministic)?;
+        acted.copy_from_slice(&actions);
+        if let Space::Box { low, high } = &action_space {
+            for (k, (x, y)) in actions.iter_mut().zip(&mut acted).enumerate() {
+                *x = x.clamp(low[k % a], high[k % a]);
+                *y = (*y + noise * standard_normal(&mut rng)).clamp(low[k % a], high[k % a]);
+            }
+        }
+        for (i, (o, act)) in episode.iter_mut().enumerate() {
+            o.extend_from_slice(&obs[i * d..(i + 1) * d]);
+            act.extend_from_slice(&actions[i * a..(i + 1) * a]);
+        }
+        venv.step(&acted)?;
+        let b = venv.batch();
+        let finished: Vec<bool> = (0..n).map(|i| b.done(i)).collect();
+        for i in (0..n).filter(|&i| finished[i]) {
+            let (o, act) = std::mem::take(&mut episode[i]);
+            let h = &mut demos.header;
+            h.expert_episodes += 1;
+            let key = instruction(&o[..d]);
+            quiet = if kept.contains_key(&key) {
+                quiet + 1
+            } else {
+                0
+            };
+            let count = kept.entry(key).or_insert(0);
+            if b.infos[i].get("success").unwrap_or(0.0) > 0.0 {
+                h.expert_successes += 1;
+                if *count < per_instruction {
+                    *count += 1;
+                    h.episodes += 1;
+                    demos.obs.extend_from_slice(&o);
+                    demos.actions.extend_from_slice(&act);
+                }
+            }
+        }
+        let complete = !kept.is_empty() && kept.values().all(|&c| c >= per_instruction);
+        if complete && quiet >= QUIET_EPISODES_PER_INSTRUCTION * kept.len() {
+            break;
+        }
+        let h = &demos.header;
+        if h.expert_episodes > 50 * (per_instruction + QUIET_EPISODES_PER_INSTRUCTION) * kept.len()
+        {
+            let short = kept.values().filter(|&&c| c < per_instruction).count();
+            return Err(LearnError::Config(format!(
+                "the scripted expert succeeded in {} of {} episodes; {short} of {} instructions still lack {per_instruction} successful episodes",
+                h.expert_successes,
+                h.expert_episodes,
+                kept.len()
+            )));
+        }
+        if finished.contains(&true) {
+            venv.reset_envs(&finished, None)?;
+        }
+    }
+    demos.header.instructions = kept.len();
+    Ok(demos)
+}

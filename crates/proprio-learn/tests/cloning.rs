@@ -1,0 +1,207 @@
+//! Behaviour cloning and what instruction following evaluates with: the
+//! expert's demonstrations (per instruction, repeatable, a file that round-
+//! trips), a clone that acts like the expert, GRPO starting from the clone,
+//! and evaluation on another split of the env, per template.
+
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+use proprio::serde_json::{Map, Value, json};
+use proprio_learn::bc::{Bc, BcConfig, Demonstrations, collect};
+use proprio_learn::{Algo, Backend, EnvSource, Learner, Policy, TrainRequest, train};
+use scratch::Scratch;
+use std::path::{Path, PathBuf};
+
+const INSTRUCT: &str = "manipulation/instruct-v0";
+const REACH: &str = "manipulation/reach-v0";
+
+fn source(id: &str) -> EnvSource {
+    let spec = proprio::registry().spec(id, &Value::Null).unwrap();
+    EnvSource::new(id, spec.config, Default::default())
+}
+
+/// Reach's expert demonstrations in `dir/reach.safetensors`.
+fn reach_demos(dir: &Path, episodes: usize) -> PathBuf {
+    let path = dir.join("reach.safetensors");
+    collect(&source(REACH), episodes, 0.0, 3)
+        .unwrap()
+        .write(&path)
+        .unwrap();
+    path
+}
+
+#[test]
+fn demonstrations_keep_each_instruction_and_repeat_per_seed() {
+    let demos = collect(&source(INSTRUCT), 2, 0.0, 5).unwrap();
+    // 3 cubes: 12 pushes, 3 picks and 6 puts; the held-out split keeps 3, 1 and 3 of them.
+    assert_eq!(demos.header.instructions, 14);
+    assert_eq!(demos.header.episodes, 28);
+    assert!(demos.header.expert_successes >= demos.header.episodes);
+    let (d, a) = (demos.header.obs_dim, demos.header.action_dim);
+    assert_eq!(demos.obs.len(), demos.rows() * d);
+    assert_eq!(demos.actions.len(), demos.rows() * a);
+    assert!(demos.actions.iter().all(|x| (-1.0..=1.0).contains(x)));
+    let mut held_out = source(INSTRUCT);
+    held_out.config["split"] = json!("held_out");
+    assert_eq!(
+        collect(&held_out, 1, 0.0, 5).unwrap().header.instructions,
+        7
+    );
+    assert_eq!(collect(&source(INSTRUCT), 2, 0.0, 5).unwrap(), demos);
+    assert_ne!(collect(&source(INSTRUCT), 2, 0.0, 6).unwrap(), demos);
+}
+
+#[test]
+fn a_demonstrations_file_round_trips_and_is_never_replaced() {
+    let scratch = Scratch::new("demos-file");
+    let demos = collect(&source(REACH), 3, 0.05, 1).unwrap();
+    assert_eq!(demos.header.noise, 0.05);
+    let path = scratch.join("d.safetensors");
+    demos.write(&path).unwrap();
+    assert_eq!(Demonstrations::read(&path).unwrap(), demos);
+    let again = demos.write(&path).unwrap_err().to_string();
+    assert!(again.contains("already exists"), "{again}");
+    let other = scratch.join("not.safetensors");
+    std::fs::write(&other, b"not a file of rows").unwrap();
+    let error = Demonstrations::read(&other).unwrap_err().to_string();
+    assert!(error.contains("not a demonstrations file"), "{error}");
+    let error = collect(&source(REACH), 0, 0.0, 1).unwrap_err().to_string();
+    assert!(error.contains("per_instruction"), "{error}");
+}
+
+fn cfg(demos: &Path) -> BcConfig {
+    BcConfig {
+        demos: demos.to_path_buf(),
+        hidden: vec![64, 64],
+        eval_episodes: 50,
+        ..BcConfig::default()
+    }
+}
+
+/// Reach's expert moves the hand straight to the goal; its clone must do
+/// the same on goals it never saw, which an untrained policy does not.
+#[test]
+fn a_clone_of_the_reach_expert_reaches_new_goals() {
+    let scratch = Scratch::new("bc-reach");
+    let demos = reach_demos(&scratch.join(""), 30);
+    let device = Backend::Cpu.device().unwrap();
+    let mut bc = Bc::new(source(REACH), cfg(&demos), 1, device, Some(1)).unwrap();
+    let before = bc.evaluate(50).unwrap().success_rate.unwrap();
+    while bc.global_step() < 100_000 {
+        bc.iterate().unwrap();
+    }
+    let mut row = Map::new();
+    bc.metrics(&mut row);
+    let after = bc.evaluate(50).unwrap().success_rate.unwrap();
+    assert!(before <= 0.2 && after >= 0.7, "{before} → {after}, {row:?}");
+}
+
+#[test]
+fn cloning_refuses_demonstrations_of_another_env() {
+    let scratch = Scratch::new("bc-refused");
+    let demos = reach_demos(&scratch.join(""), 2);
+    let device = Backend::Cpu.device().unwrap();
+    let push = source("manipulation/push-cube-v0");
+    let error = Bc::new(push, cfg(&demos), 1, device.clone(), None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("other observations"), "{error}");
+    let error = Bc::new(source(REACH), BcConfig::default(), 1, device, None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("demos=FILE"), "{error}");
+}
+
+fn request(algo: Algo, overrides: Value, out: PathBuf) -> TrainRequest {
+    TrainRequest {
+        algo,
+        env: EnvSource::new(REACH, Value::Null, Default::default()),
+        seed: 7,
+        backend: Backend::Cpu,
+        threads: Some(1),
+        overrides: overrides.as_object().cloned().unwrap_or_default(),
+        out: Some(out),
+        video_every: None,
+        init: None,
+    }
+}
+
+/// GRPO continues from a clone: the same network, whatever temperature each samples at.
+#[test]
+fn grpo_starts_from_a_cloned_policy() {
+    let scratch = Scratch::new("bc-grpo");
+    let demos = reach_demos(&scratch.join(""), 4);
+    let shape = json!({"hidden": [16], "action_bins": 11});
+    let mut bc = shape.clone();
+    bc["demos"] = json!(demos);
+    bc["total_steps"] = json!(2000);
+    bc["eval_episodes"] = json!(2);
+    let cloned = train(request(Algo::Bc, bc, scratch.join("bc"))).unwrap();
+    let mut grpo = shape;
+    for (key, value) in [
+        ("group_size", json!(2)),
+        ("groups", json!(2)),
+        ("total_steps", json!(50)),
+        ("eval_episodes", json!(2)),
+        ("temperature", json!(1.6)),
+        ("learning_rate", json!(1e-30)),
+    ] {
+        grpo[key] = value;
+    }
+    let mut started = request(Algo::Grpo, grpo, scratch.join("grpo"));
+    started.init = Some(cloned.clone());
+    let run = train(started).unwrap();
+    let weights = |run: &Path| std::fs::read(run.join("checkpoint/model.bpk")).unwrap();
+    assert_eq!(weights(&run), weights(&cloned), "not the clone's weights");
+    // The clone's checkpoint acts as a policy, per token of 11 bins.
+    let mut policy = Policy::load(&cloned).unwrap();
+    let obs = vec![0.0; policy.env().observation_space().unwrap().flat_dim()];
+    let action = policy
+        .action(&obs, proprio::ActMode::Deterministic)
+        .unwrap();
+    assert!(
+        action
+            .iter()
+            .all(|a| ((a + 1.0) * 5.0).fract().abs() < 1e-4),
+        "{action:?}"
+    );
+}
+
+/// `eval_config` evaluates on another split; per-template success lands in the row.
+#[test]
+fn evaluation_runs_on_the_held_out_split_per_template() {
+    let mut instruct = source(INSTRUCT);
+    instruct.eval_config = Some(json!({"split": "held_out"}));
+    let held_out = instruct.for_evaluation().unwrap();
+    assert_eq!(held_out.config["split"], json!("held_out"));
+    assert_eq!(held_out.config["cubes"], instruct.config["cubes"]);
+    let still = |source: &EnvSource| {
+        proprio_learn::evaluate(
+            source,
+            30,
+            9,
+            None,
+            &mut |_: &[f32], actions: &mut [f32], _: proprio::ActMode| {
+                actions.fill(0.0);
+                Ok(())
+            },
+        )
+        .unwrap()
+    };
+    let evaluation = still(&instruct);
+    assert_eq!(evaluation.infos["held_out"], 1.0, "every episode held out");
+    assert_eq!(still(&source(INSTRUCT)).infos["held_out"], 0.0);
+    let mut row = Map::new();
+    evaluation.record(&mut row);
+    for template in ["push", "pick", "put"] {
+        assert_eq!(
+            row[&format!("eval_success_{template}")],
+            json!(0.0),
+            "{row:?}"
+        );
+    }
+    instruct.eval_config = Some(json!({"cubes": 4}));
+    let error = instruct.for_evaluation().unwrap_err().to_string();
+    assert!(error.contains("changes"), "{error}");
+}
