@@ -55,6 +55,14 @@ pub trait Kernel: Send {
     fn set_state(&mut self, env: usize, state: &Self::State, batch: &mut Batch) -> Result<()>;
     /// Draws env `env` as it is now into `scene` (already cleared).
     fn scene(&self, env: usize, scene: &mut crate::Scene) -> Result<()>;
+    /// Draws each env `envs` lists into `scenes[env]` (already cleared); a
+    /// kernel whose states live on a device reads them back once for all.
+    fn scenes(&self, envs: &[usize], scenes: &mut [crate::Scene]) -> Result<()> {
+        for &i in envs {
+            self.scene(i, &mut scenes[i])?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,6 +262,14 @@ impl<K: Kernel> VecEnv for KernelVecEnv<K> {
         check_env_indices(&[env], self.kernel.num_envs())?;
         scene.clear();
         self.kernel.scene(env, scene)
+    }
+
+    fn scenes(&self, envs: &[usize], scenes: &mut [crate::Scene]) -> Result<()> {
+        check_env_indices(envs, self.kernel.num_envs().min(scenes.len()))?;
+        for &i in envs {
+            scenes[i].clear();
+        }
+        self.kernel.scenes(envs, scenes)
     }
 
     fn snapshot(&self, env: usize) -> Result<State> {

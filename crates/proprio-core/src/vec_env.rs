@@ -345,6 +345,18 @@ pub trait VecEnv: Send {
     /// Describes what env `env` looks like now (for viewers and renderers);
     /// `scene` is cleared first.
     fn scene(&self, env: usize, scene: &mut Scene) -> Result<()>;
+    /// Describes each env `envs` lists into `scenes[env]` (`scenes` has one
+    /// entry per env): what a renderer of a batch calls, so that a GPU
+    /// backend reads its states back once, not once per env.
+    fn scenes(&self, envs: &[usize], scenes: &mut [Scene]) -> Result<()> {
+        for &i in envs {
+            let slot = scenes
+                .get_mut(i)
+                .ok_or_else(|| Error::Shape(format!("no scene slot for env {i}")))?;
+            self.scene(i, slot)?;
+        }
+        Ok(())
+    }
 }
 
 impl<V: VecEnv + ?Sized> VecEnv for Box<V> {
@@ -380,6 +392,9 @@ impl<V: VecEnv + ?Sized> VecEnv for Box<V> {
     }
     fn scene(&self, env: usize, scene: &mut Scene) -> Result<()> {
         (**self).scene(env, scene)
+    }
+    fn scenes(&self, envs: &[usize], scenes: &mut [Scene]) -> Result<()> {
+        (**self).scenes(envs, scenes)
     }
 }
 

@@ -174,10 +174,10 @@ impl<M: GpuModel> ChunkedGpuKernel<M> {
         );
         let commands = storage("commands", floats(num_envs), wgpu::BufferUsages::empty());
         let outputs = storage("outputs", floats(outputs_len), wgpu::BufferUsages::COPY_SRC);
-        // Holds either the step outputs or one chunk of state (snapshots).
+        // Holds either the step outputs or the states (a snapshot's chunk, a batch's scenes).
         let readback = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
-            size: floats(outputs_len.max(CHUNK * len)),
+            size: floats(outputs_len.max(chunked::chunked_len::<M>(num_envs))),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -399,6 +399,22 @@ impl<M: GpuModel> Kernel for ChunkedGpuKernel<M> {
     fn scene(&self, env: usize, scene: &mut Scene) -> Result<()> {
         let state = self.state(env)?;
         self.model.scene(&state, scene);
+        Ok(())
+    }
+
+    /// One read-back of the chunks that hold `envs`, however many envs they are.
+    fn scenes(&self, envs: &[usize], scenes: &mut [Scene]) -> Result<()> {
+        let Some(&last) = envs.iter().max() else {
+            return Ok(());
+        };
+        let chunk_floats = CHUNK * chunked::state_len::<M>();
+        let mut states = vec![0.0f32; (last / CHUNK + 1) * chunk_floats];
+        self.read(&self.state, 0, (states.len() * 4) as u64, &mut states)?;
+        for &i in envs {
+            let chunk = &states[(i / CHUNK) * chunk_floats..(i / CHUNK + 1) * chunk_floats];
+            self.model
+                .scene(&chunked::load::<M>(chunk, i % CHUNK), &mut scenes[i]);
+        }
         Ok(())
     }
 }

@@ -211,7 +211,7 @@ impl<V: VecEnv> PixelObs<V> {
                 camera,
                 self.options.image_size,
                 depth,
-                &|i, scene| inner.scene(i, scene),
+                &|envs, scenes| inner.scenes(envs, scenes),
                 &mut self.pictures,
             )?;
             for (k, &i) in envs.iter().enumerate() {
@@ -315,5 +315,9 @@ impl<V: VecEnv> VecEnv for PixelObs<V> {
 
     fn scene(&self, env: usize, scene: &mut Scene) -> Result<()> {
         self.inner.scene(env, scene)
+    }
+
+    fn scenes(&self, envs: &[usize], scenes: &mut [Scene]) -> Result<()> {
+        self.inner.scenes(envs, scenes)
     }
 }

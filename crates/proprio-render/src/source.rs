@@ -100,6 +100,9 @@ impl FrameSource {
     }
 }
 
+/// Describes the envs listed into their slots of a scene list (an env stack's `VecEnv::scenes`).
+pub type DescribeScenes<'a> = dyn Fn(&[usize], &mut [Scene]) -> proprio_core::Result<()> + 'a;
+
 impl FrameClient {
     /// Envs `envs` moved (stepped, reset, restored): their scenes and images
     /// are stale. Only the innermost client's report counts; outer clients
@@ -127,8 +130,9 @@ impl FrameClient {
     /// Writes the images of `envs` (in that order) through `camera`, `size`
     /// pixels a side (and depth when `depth`), into `out`, rendering only the
     /// envs not rendered so far since they moved (`envs` lists each env at
-    /// most once). `scene` describes env `i`
-    /// (the env stack's own `scene`); `num_envs` is the stack's size.
+    /// most once). `scenes` describes the envs it lists into their slots of
+    /// the scene list (the env stack's own `scenes`, one call per batch);
+    /// `num_envs` is the stack's size.
     #[allow(clippy::too_many_arguments)]
     pub fn frames(
         &self,
@@ -137,7 +141,7 @@ impl FrameClient {
         camera: &str,
         size: u32,
         depth: bool,
-        scene: &dyn Fn(usize, &mut Scene) -> proprio_core::Result<()>,
+        scenes: &DescribeScenes,
         out: &mut Frames,
     ) -> proprio_core::Result<()> {
         let mut guard = self.source.lock();
@@ -180,13 +184,17 @@ impl FrameClient {
             }
         }
         if !source.missing.is_empty() {
-            for &i in &source.missing {
-                if !source.collected[i] {
-                    scene(i, &mut source.scenes[i])?;
-                    source.collected[i] = true;
-                    source.counts.scenes += 1;
-                }
+            let stale: Vec<usize> = source
+                .missing
+                .iter()
+                .copied()
+                .filter(|&i| !source.collected[i])
+                .collect();
+            scenes(&stale, &mut source.scenes)?;
+            for &i in &stale {
+                source.collected[i] = true;
             }
+            source.counts.scenes += stale.len() as u64;
             let renderer = source.renderer(size)?;
             let Source {
                 renderers,

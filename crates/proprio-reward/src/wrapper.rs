@@ -214,7 +214,7 @@ impl<V: VecEnv> ModelReward<V> {
                 camera,
                 side,
                 false,
-                &|i, scene| inner.scene(i, scene),
+                &|envs, scenes| inner.scenes(envs, scenes),
                 &mut self.pictures,
             )?;
             self.pixels.extend_from_slice(&self.pictures.rgb);
@@ -373,5 +373,9 @@ impl<V: VecEnv> VecEnv for ModelReward<V> {
 
     fn scene(&self, env: usize, scene: &mut Scene) -> proprio::Result<()> {
         self.inner.scene(env, scene)
+    }
+
+    fn scenes(&self, envs: &[usize], scenes: &mut [Scene]) -> proprio::Result<()> {
+        self.inner.scenes(envs, scenes)
     }
 }

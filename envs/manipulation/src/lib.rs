@@ -194,9 +194,6 @@ fn make_vec(
             let kernel = kernel::KernelCpu::new(spec, kernel_model(settings)?, n, threads)?;
             Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
         }
-        (Engine::Kernel, Backend::Gpu) if task == TaskKind::Instruct => Err(Error::Backend(
-            format!("{} runs on the cpu backend only so far", entry.id),
-        )),
         #[cfg(feature = "gpu")]
         (Engine::Kernel, Backend::Gpu) => {
             let kernel = kernel::KernelGpu::new(spec, kernel_model(settings)?, n)?;

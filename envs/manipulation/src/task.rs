@@ -457,9 +457,10 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
 
 /// Values of instruct's state observation (layout in `docs/envs.md`): the
 /// arm (26), each cube (13), the goal of the dense reward (3, unless
-/// `goal_in_state` is off) and each cube's grasp flag.
+/// `goal_in_state` is off), each cube's grasp flag and each cube's position
+/// from the TCP (3).
 pub fn instruct_state_dim(s: &Settings) -> usize {
-    26 + 14 * s.cubes + if s.goal_in_state { 3 } else { 0 }
+    26 + 17 * s.cubes + if s.goal_in_state { 3 } else { 0 }
 }
 
 /// Writes instruct's cubes, goal, grasp flags and instruction tokens after the arm's 26 values.
@@ -482,6 +483,12 @@ fn observe_instruct(
             at,
             [f32::from(u8::from(crate::reward::grasped(p, t, i)))],
         );
+    }
+    // Where each cube is from the hand, as the single-cube tasks give it:
+    // a policy then only has to pick the named cube's vector, not subtract.
+    let (tcp, _) = p.tcp();
+    for i in 0..s.cubes {
+        put(obs, at, (p.cube(i).position - tcp).to_array());
     }
     let tokens = t.instruction.map_or([0.0; INSTRUCTION_TOKENS], |i| {
         *instruct::vocabulary(s.cubes).tokens(i)

@@ -112,4 +112,8 @@ impl<V: VecEnv> VecEnv for SameStepAutoreset<V> {
     fn scene(&self, env: usize, scene: &mut Scene) -> Result<()> {
         self.inner.scene(env, scene)
     }
+
+    fn scenes(&self, envs: &[usize], scenes: &mut [Scene]) -> Result<()> {
+        self.inner.scenes(envs, scenes)
+    }
 }

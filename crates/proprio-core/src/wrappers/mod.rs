@@ -44,6 +44,9 @@ macro_rules! forward_vec_env {
         fn scene(&self, env: usize, scene: &mut $crate::Scene) -> $crate::Result<()> {
             self.inner.scene(env, scene)
         }
+        fn scenes(&self, envs: &[usize], scenes: &mut [$crate::Scene]) -> $crate::Result<()> {
+            self.inner.scenes(envs, scenes)
+        }
     };
     (@one reset) => {
         fn reset(&mut self, seed: Option<u64>, options: $crate::ResetOptions) -> $crate::Result<()> {

@@ -14,9 +14,14 @@ struct Params {
     hold: u32,
     h: f32,
     cube_symmetry: u32,
-    _p1: f32,
-    _p2: f32,
+    hold_pick: u32,
+    hold_stack: u32,
+    binary: u32,
+    _p1: u32,
+    _p2: u32,
+    _p3: u32,
     arm: array<f32, ARM_LEN>,
+    tokens: array<f32, TOKEN_TABLE>,
 }
 
 // ---- quaternions (x, y, z, w), as glam ----

@@ -12,6 +12,7 @@ use super::{IK_DAMPING, KernelModel, SOLVER_STEPS};
 use crate::config::{ControlMode, TaskKind};
 use crate::controller::IK_ITERATIONS;
 use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT};
+use crate::instruct::{INSTRUCTION_TOKENS, Instruction, LIFT, SIDE_LINE, vocabulary};
 use crate::reward::{PICK_STAGES, SQUEEZE, STACK_STAGES};
 use crate::scene::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use crate::task::{
@@ -25,6 +26,23 @@ use std::mem::offset_of;
 
 /// Steps N manipulation envs of the kernel physics on a GPU through wgpu.
 pub type KernelGpu = ChunkedGpuKernel<KernelModel>;
+
+/// Rows of instruction token ids the shader looks up: template × cube × side or other cube.
+const TOKEN_TABLE: usize = 3 * CUBES * CUBES * INSTRUCTION_TOKENS;
+
+/// Every instruction's token ids over `cubes` cubes at row
+/// `((template − 1) · CUBES + cube) · CUBES + arg` (the encoding's fields; zeros elsewhere).
+fn token_table(cubes: usize) -> Vec<f32> {
+    let mut table = vec![0.0; TOKEN_TABLE];
+    let words = vocabulary(cubes);
+    for instruction in Instruction::all(cubes) {
+        let [t, cube, arg, _] = instruction.encode().map(|v| v as usize);
+        let row = ((t - 1) * CUBES + cube) * CUBES + arg;
+        table[row * INSTRUCTION_TOKENS..(row + 1) * INSTRUCTION_TOKENS]
+            .copy_from_slice(words.tokens(instruction));
+    }
+    table
+}
 
 /// The arm as floats (per-joint blocks, then the shapes), with the offset of each block.
 fn arm_floats(arm: &Arm) -> (Vec<f32>, Vec<(&'static str, usize)>) {
@@ -99,6 +117,7 @@ fn shader_source(arm: &Arm) -> String {
         ("F_EE_ROTATION", offset_of!(Sim, ee_rotation)),
         ("F_TARGETS", offset_of!(Sim, targets)),
         ("F_GRASP", offset_of!(Sim, grasp)),
+        ("F_INSTRUCTION", offset_of!(Sim, instruction)),
         ("F_DRIVE", offset_of!(Sim, drive_impulse)),
         ("F_CONTACT", offset_of!(Sim, contact_impulse)),
     ]
@@ -122,6 +141,9 @@ fn shader_source(arm: &Arm) -> String {
         ("TASK_PUSH", TaskKind::PushCube as usize),
         ("TASK_PICK", TaskKind::PickCube as usize),
         ("TASK_STACK", TaskKind::StackCube as usize),
+        ("TASK_INSTRUCT", TaskKind::Instruct as usize),
+        ("INSTRUCTION_TOKENS", INSTRUCTION_TOKENS),
+        ("TOKEN_TABLE", TOKEN_TABLE),
         ("CONTROL_JOINT_POS", ControlMode::PdJointPos as usize),
         ("CONTROL_JOINT_DELTA", ControlMode::PdJointDeltaPos as usize),
         ("CONTROL_EE_POS", ControlMode::PdEeDeltaPos as usize),
@@ -162,6 +184,8 @@ fn shader_source(arm: &Arm) -> String {
         ("PUSH_RADIUS", PUSH_RADIUS),
         ("PICK_RADIUS", PICK_RADIUS),
         ("STACK_OFFSET", STACK_OFFSET),
+        ("SIDE_LINE", SIDE_LINE),
+        ("LIFT", LIFT),
         ("STILL", STILL),
         ("PICK_STAGES", PICK_STAGES),
         ("STACK_STAGES", STACK_STAGES),
@@ -200,7 +224,7 @@ fn shader_source(arm: &Arm) -> String {
 }
 
 impl GpuModel for KernelModel {
-    const INFO: usize = 4;
+    const INFO: usize = 8;
     const NAME: &'static str = "manipulation";
     /// Everything but the contact impulses, which the shader reads and writes in place.
     const HOT: usize = offset_of!(Sim, contact_impulse) / 4;
@@ -213,6 +237,7 @@ impl GpuModel for KernelModel {
 
     fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8> {
         let s = self.settings();
+        let hold = |task| crate::reward::task_hold_steps(task, s.control_hz);
         let header = [
             num_envs as u32,
             obs_dim as u32,
@@ -221,30 +246,52 @@ impl GpuModel for KernelModel {
             s.control as u32,
             s.cubes as u32,
             u32::from(s.goal_in_state),
-            crate::reward::task_hold_steps(s.task, s.control_hz),
+            hold(s.task),
         ];
         let mut bytes: Vec<u8> = bytemuck::cast_slice(&header).to_vec();
         let h = s.dt / SOLVER_STEPS as f32;
+        let instruct = s.task == TaskKind::Instruct;
         bytes.extend(bytemuck::cast_slice(&[
             h.to_bits(),
             u32::from(s.cube_symmetry),
+            hold(TaskKind::PickCube),
+            hold(TaskKind::StackCube),
+            u32::from(instruct && !s.dense_reward),
+            0,
             0,
             0,
         ]));
         bytes.extend(bytemuck::cast_slice(&arm_floats(self.arm()).0));
+        let tokens = if instruct {
+            token_table(s.cubes)
+        } else {
+            vec![0.0; TOKEN_TABLE]
+        };
+        bytes.extend(bytemuck::cast_slice(&tokens));
         bytes
     }
 
-    /// `values`: distance, grasped (−1: not reported), success, blow-up (`task.wgsl`).
+    /// `values`: distance, grasped (−1: not reported), the instruction's
+    /// encoding (3) and the cube count, success, blow-up (`task.wgsl`);
+    /// the keys and their order as `task::write_info`.
     fn write_info(info: &mut Info, values: &[f32], stepped: bool) {
         info.clear();
         info.set("distance", f64::from(values[0]));
         if values[1] >= 0.0 {
             info.set("grasped", f64::from(values[1]));
         }
+        let cubes = values[5] as usize;
+        let instruction = Instruction::decode([values[2], values[3], values[4], 0.0], cubes);
+        if let Some(instruction) = instruction {
+            info.set("template", instruction.template().0 as f64);
+            info.set("held_out", f64::from(u8::from(instruction.held_out(cubes))));
+        }
         if stepped {
-            info.set("success", f64::from(values[2]));
-            info.set("blow_up", f64::from(values[3]));
+            info.set("success", f64::from(values[6]));
+            info.set("blow_up", f64::from(values[7]));
+            if let Some(instruction) = instruction {
+                info.set(instruction.success_key(), f64::from(values[6]));
+            }
         }
     }
 }

@@ -222,55 +222,45 @@ struct Progress {
     distance: f32,
 }
 
-fn progress() -> Progress {
-    measure();
-    let tcp = tcp_pose()[0].xyz;
-    let goal = vec3<f32>(s[F_GOAL], s[F_GOAL + 1u], s[F_GOAL + 2u]);
-    var still = true;
+// Push-cube's score of cube i towards `goal` and its planar distance (reward.rs `push`).
+fn push_score(i: u32, goal: vec3<f32>, tcp: vec3<f32>) -> vec2<f32> {
+    let cube = cube_at(i);
+    var dir = planar(goal - cube);
+    let len = length(dir);
+    if (len > 0.0) {
+        dir = dir * (1.0 / len);
+    } else {
+        dir = vec3<f32>(0.0);
+    }
+    var behind = cube - dir * (CUBE_HALF + 0.02);
+    behind.z = CUBE_HALF;
+    let d = length(planar(cube - goal));
+    return vec2<f32>((closeness(length(tcp - behind)) + 2.0 * closeness(d)) / 3.0, d);
+}
+
+// Pick-cube's stages for cube i and `goal` (reward.rs `pick`).
+fn pick_progress(i: u32, goal: vec3<f32>, tcp: vec3<f32>, still: bool) -> Progress {
+    let cube = cube_at(i);
+    let held = select(0.0, 1.0, grasped(i));
+    let d = length(cube - goal);
+    let placed = held * select(0.0, 1.0, d < PICK_RADIUS);
+    var speed = 0.0;
     for (var k = 0u; k < 7u; k++) {
-        still = still && abs(s[F_QD + k]) < STILL;
+        speed += s[F_QD + k] * s[F_QD + k];
     }
-    if (P.task == TASK_REACH) {
-        let d = length(tcp - goal);
-        return Progress(closeness(d), d < REACH_RADIUS, d);
-    }
-    if (P.task == TASK_PUSH) {
-        let cube = cube_at(0u);
-        var dir = planar(goal - cube);
-        let len = length(dir);
-        if (len > 0.0) {
-            dir = dir * (1.0 / len);
-        } else {
-            dir = vec3<f32>(0.0);
-        }
-        var behind = cube - dir * (CUBE_HALF + 0.02);
-        behind.z = CUBE_HALF;
-        let d = length(planar(cube - goal));
-        let on_table = cube.z < CUBE_HALF + 0.005;
-        let score = (closeness(length(tcp - behind)) + 2.0 * closeness(d)) / 3.0;
-        let done = d < PUSH_RADIUS && on_table;
-        return Progress(select(score, 1.0, done), done, d);
-    }
-    if (P.task == TASK_PICK) {
-        let cube = cube_at(0u);
-        let held = select(0.0, 1.0, grasped(0u));
-        let d = length(cube - goal);
-        let placed = held * select(0.0, 1.0, d < PICK_RADIUS);
-        var speed = 0.0;
-        for (var k = 0u; k < 7u; k++) {
-            speed += s[F_QD + k] * s[F_QD + k];
-        }
-        let arm_static = 1.0 - tanh(5.0 * sqrt(speed));
-        let score = (closeness(length(tcp - cube)) + held + held * closeness(d) + placed * arm_static) / PICK_STAGES;
-        let done = placed > 0.0 && still;
-        return Progress(select(score, 1.0, done), done, d);
-    }
-    let a = cube_at(0u);
-    let b = cube_at(1u);
-    let held = grasped(0u);
+    let arm_static = 1.0 - tanh(5.0 * sqrt(speed));
+    let score = (closeness(length(tcp - cube)) + held + held * closeness(d) + placed * arm_static) / PICK_STAGES;
+    return Progress(score, placed > 0.0 && still, d);
+}
+
+// Stack-cube's stages for cube ia onto cube ib (reward.rs `stack`).
+fn stack_progress(ia: u32, ib: u32, tcp: vec3<f32>) -> Progress {
+    let a = cube_at(ia);
+    let b = cube_at(ib);
+    let held = grasped(ia);
     let top = on_top(a, b);
     let d = length(a - (b + vec3<f32>(0.0, 0.0, 2.0 * CUBE_HALF)));
-    let c = F_CUBES;
+    let c = F_CUBES + ia * CUBE_FIELDS;
     let v = length(vec3<f32>(s[c + 7u], s[c + 8u], s[c + 9u]));
     let w = length(vec3<f32>(s[c + 10u], s[c + 11u], s[c + 12u]));
     var stage = 2.0 * closeness(length(tcp - a));
@@ -283,8 +273,83 @@ fn progress() -> Progress {
     } else if (held) {
         stage = 4.0 + closeness(d);
     }
-    let done = top && !held && v < 0.01;
-    return Progress(select(stage / STACK_STAGES, 1.0, done), done, d);
+    return Progress(stage / STACK_STAGES, top && !held && v < 0.01, d);
+}
+
+// instruct-v0's instruction as (template 1-3, cube, side or other cube); template 0: none.
+fn instruction() -> vec3<u32> {
+    return vec3<u32>(u32(s[F_INSTRUCTION]), u32(s[F_INSTRUCTION + 1u]), u32(s[F_INSTRUCTION + 2u]));
+}
+
+// The unit vector of side k (instruct.rs `Side::ALL`: left, right, front, back).
+fn side_direction(k: u32) -> vec3<f32> {
+    var sides = array<vec3<f32>, 4>(
+        vec3<f32>(0.0, 1.0, 0.0),
+        vec3<f32>(0.0, -1.0, 0.0),
+        vec3<f32>(1.0, 0.0, 0.0),
+        vec3<f32>(-1.0, 0.0, 0.0),
+    );
+    return sides[k];
+}
+
+// The instructed task's stages and the instruction's own test (reward.rs `instructed`).
+fn instructed_progress(goal: vec3<f32>, tcp: vec3<f32>, still: bool) -> Progress {
+    let ins = instruction();
+    if (ins.x == 1u) {
+        let p = push_score(ins.y, goal, tcp);
+        let cube = cube_at(ins.y);
+        let pushed = dot(cube, side_direction(ins.z)) >= SIDE_LINE && cube.z < CUBE_HALF + 0.01;
+        return Progress(p.x, pushed, p.y);
+    }
+    if (ins.x == 2u) {
+        let p = pick_progress(ins.y, goal, tcp, still);
+        let lifted = grasped(ins.y) && cube_at(ins.y).z - CUBE_HALF >= LIFT;
+        return Progress(p.score, lifted, p.distance);
+    }
+    if (ins.x == 3u) {
+        return stack_progress(ins.y, ins.z, tcp);
+    }
+    return Progress(0.0, false, 0.0);
+}
+
+// Control steps the success condition must hold (reward.rs `hold_steps`).
+fn hold_steps() -> u32 {
+    if (P.task != TASK_INSTRUCT) {
+        return P.hold;
+    }
+    let t = instruction().x;
+    if (t == 2u) {
+        return P.hold_pick;
+    }
+    if (t == 3u) {
+        return P.hold_stack;
+    }
+    return 1u;
+}
+
+fn progress() -> Progress {
+    measure();
+    let tcp = tcp_pose()[0].xyz;
+    let goal = vec3<f32>(s[F_GOAL], s[F_GOAL + 1u], s[F_GOAL + 2u]);
+    var still = true;
+    for (var k = 0u; k < 7u; k++) {
+        still = still && abs(s[F_QD + k]) < STILL;
+    }
+    var p = Progress(0.0, false, 0.0);
+    if (P.task == TASK_REACH) {
+        let d = length(tcp - goal);
+        p = Progress(closeness(d), d < REACH_RADIUS, d);
+    } else if (P.task == TASK_PUSH) {
+        let q = push_score(0u, goal, tcp);
+        p = Progress(q.x, q.y < PUSH_RADIUS && cube_at(0u).z < CUBE_HALF + 0.005, q.y);
+    } else if (P.task == TASK_PICK) {
+        p = pick_progress(0u, goal, tcp, still);
+    } else if (P.task == TASK_STACK) {
+        p = stack_progress(0u, 1u, tcp);
+    } else {
+        p = instructed_progress(goal, tcp, still);
+    }
+    return Progress(select(p.score, 1.0, p.holds), p.holds, p.distance);
 }
 
 // ---- one control step, the observation and the info ----
@@ -324,15 +389,18 @@ fn control_step(i: u32) -> StepResult {
         }
     }
     let p = progress();
-    var out = StepResult(-1.0, false, false, failure, failure != 0u);
+    // instruct-v0 pays 1 on success and 0 otherwise unless `dense_reward`.
+    let binary = P.binary != 0u;
+    var out = StepResult(select(-1.0, 0.0, binary), false, false, failure, failure != 0u);
     if (failure == 0u) {
         var held = 0.0;
         if (p.holds) {
             held = s[F_HELD] + 1.0;
         }
         s[F_HELD] = held;
-        let success = held >= f32(P.hold);
-        out = StepResult(select(p.score - 1.0, 1.0, success), success, success, 0u, false);
+        let success = held >= f32(hold_steps());
+        let miss = select(p.score - 1.0, 0.0, binary);
+        out = StepResult(select(miss, 1.0, success), success, success, 0u, false);
     }
     if (failure == 1u) {
         for (var f = 0u; f < LEN; f++) {
@@ -423,6 +491,26 @@ fn observe(base: u32) {
         put3(a - tcp);
         put3(b + vec3<f32>(0.0, 0.0, 2.0 * CUBE_HALF) - a);
         put(select(0.0, 1.0, grasped(0u)));
+    } else if (P.task == TASK_INSTRUCT) {
+        // task.rs `observe_instruct`: cubes, goal, grasp flags, cubes from the TCP, tokens.
+        for (var i = 0u; i < P.cubes; i++) {
+            put_cube(i);
+        }
+        if (P.goal_in_state != 0u) {
+            put3(goal);
+        }
+        for (var i = 0u; i < P.cubes; i++) {
+            put(select(0.0, 1.0, grasped(i)));
+        }
+        for (var i = 0u; i < P.cubes; i++) {
+            put3(cube_at(i) - tcp);
+        }
+        // The ids of instruction (t, cube, arg) are row ((t − 1) · CUBES + cube) · CUBES + arg of P.tokens.
+        let ins = instruction();
+        let row = select(0u, ((ins.x - 1u) * CUBES + ins.y) * CUBES + ins.z, ins.x > 0u);
+        for (var k = 0u; k < INSTRUCTION_TOKENS; k++) {
+            put(select(0.0, P.tokens[row * INSTRUCTION_TOKENS + k], ins.x > 0u));
+        }
     } else {
         let cube = cube_at(0u);
         put_cube(0u);
@@ -435,12 +523,20 @@ fn observe(base: u32) {
     }
 }
 
+// distance, grasped (−1: not reported), and instruct's instruction and cube count (gpu.rs).
 fn write_info(at: u32) {
     let p = progress();
     outputs[at] = p.distance;
+    let ins = instruction();
     if (P.task == TASK_REACH) {
         outputs[at + 1u] = -1.0;
+    } else if (P.task == TASK_INSTRUCT) {
+        outputs[at + 1u] = select(0.0, 1.0, grasped(ins.y));
     } else {
         outputs[at + 1u] = select(0.0, 1.0, grasped(0u));
     }
+    outputs[at + 2u] = s[F_INSTRUCTION];
+    outputs[at + 3u] = s[F_INSTRUCTION + 1u];
+    outputs[at + 4u] = s[F_INSTRUCTION + 2u];
+    outputs[at + 5u] = f32(P.cubes);
 }
