@@ -3,12 +3,12 @@
 
 use crate::base::error::{LearnError, Result};
 use crate::base::tensor::matrix;
-use crate::nets::encoder::{CnnConfig, Encoder, ObsLayout};
+use crate::nets::encoder::{CnnConfig, Encoder, ObsLayout, linear};
 use crate::nets::head::ActionHead;
 use crate::nets::instruction::{InstructionEncoder, TextConfig};
-use crate::nets::mlp::{Activation, Mlp};
+use crate::nets::mlp::{Activation, Mlp, orthogonal};
 use burn::module::Param;
-use burn::nn::{Linear, LinearConfig};
+use burn::nn::Linear;
 use burn::prelude::*;
 use proprio::{EnvRng, Space};
 
@@ -148,9 +148,11 @@ impl ActorCritic {
                 ))),
                 ActionHead::Categorical { .. } | ActionHead::Binned { .. } => None,
             },
-            aux: shape
-                .aux
-                .then(|| LinearConfig::new(in_dim, hidden_values).init(device)),
+            // Drawn from the run's generator, as every other weight (orthogonal, gain 1).
+            aux: shape.aux.then(|| {
+                let weight = orthogonal(in_dim, hidden_values, 1.0, rng);
+                linear(in_dim, hidden_values, weight, device)
+            }),
             actor_mask,
             critic_only: shape.critic_only.clone(),
             layout,

@@ -341,7 +341,7 @@ fn patch_conv(x: Tensor<4>, k: usize, layer: &Linear) -> Tensor<4> {
 }
 
 /// A linear layer `inputs → outputs` with row-major `[inputs, outputs]` weights and zero bias.
-fn linear(inputs: usize, outputs: usize, weight: Vec<f32>, device: &Device) -> Linear {
+pub(crate) fn linear(inputs: usize, outputs: usize, weight: Vec<f32>, device: &Device) -> Linear {
     let mut layer = LinearConfig::new(inputs, outputs).init(device);
     layer.weight = Param::from_tensor(Tensor::from_data(
         TensorData::new(weight, [inputs, outputs]),

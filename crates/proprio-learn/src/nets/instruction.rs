@@ -10,6 +10,7 @@
 //! `manipulation/instruct-v0`'s words never do (tested).
 
 use crate::base::error::{LearnError, Result};
+use crate::nets::head::standard_normal;
 use crate::nets::mlp::orthogonal;
 use burn::module::Param;
 use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
@@ -89,8 +90,18 @@ impl InstructionEncoder {
             device,
         ));
         fc.bias = Some(Param::from_tensor(Tensor::zeros([cfg.features], device)));
+        // N(0, 1), as PyTorch's `nn.Embedding`, drawn from the run's generator
+        // (burn's initializer draws from its own, unseeded one).
+        let table: Vec<f32> = (0..cfg.buckets * cfg.width)
+            .map(|_| standard_normal(rng))
+            .collect();
+        let mut embedding = EmbeddingConfig::new(cfg.buckets, cfg.width).init(device);
+        embedding.weight = Param::from_tensor(Tensor::from_data(
+            TensorData::new(table, [cfg.buckets, cfg.width]),
+            device,
+        ));
         Ok(Self {
-            embedding: EmbeddingConfig::new(cfg.buckets, cfg.width).init(device),
+            embedding,
             position: Param::from_tensor(Tensor::zeros([len, cfg.width], device)),
             fc,
             segments,
