@@ -242,7 +242,7 @@ fn image_pixels_and_token_ids_are_not_normalised() {
             .is_empty(),
         "a picture and answer tokens are read as they are"
     );
-    // instruct-v0: 71 state values, then 16 token ids of the instruction.
+    // instruct-v0: 80 state values (the arm's 26, 17 per cube, the goal's 3), then 16 token ids.
     let make = || vec_env("manipulation/instruct-v0", 3, AutoresetMode::NextStep, 1);
     let (mut raw, mut venv) = (make(), NormalizeObservation::new(make(), Some(10.0)));
     raw.reset(Some(5), None).unwrap();
@@ -250,10 +250,10 @@ fn image_pixels_and_token_ids_are_not_normalised() {
     let space = raw.spec().observation_space.clone();
     let dim = space.flat_dim();
     let normalised = space.normalized_components();
-    assert_eq!(normalised, (0..71).collect::<Vec<_>>(), "the state only");
+    assert_eq!(normalised, (0..80).collect::<Vec<_>>(), "the state only");
     assert_eq!(venv.stats().mean.len(), normalised.len());
     for (j, (x, z)) in raw.batch().obs.iter().zip(&venv.batch().obs).enumerate() {
-        if j % dim >= 71 {
+        if j % dim >= 80 {
             assert_eq!(x, z, "token id {j} changed");
         }
     }
