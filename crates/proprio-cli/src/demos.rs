@@ -3,8 +3,9 @@
 
 use crate::{CliResult, Failure, input};
 use clap::Args;
-use proprio_learn::EnvSource;
 use proprio_learn::bc::collect;
+use proprio_learn::tuned::env_config;
+use proprio_learn::{Algo, EnvSource, tuned};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -12,7 +13,8 @@ pub struct DemosArgs {
     /// Environment id, e.g. manipulation/instruct-v0.
     #[arg(long)]
     env: String,
-    /// Env config as inline JSON or a JSON file (the run that clones them must use the same).
+    /// Env config as inline JSON or a JSON file, over the tuned bc recipe's
+    /// (the run that clones them must use the same).
     #[arg(long)]
     config: Option<String>,
     #[command(flatten)]
@@ -44,14 +46,24 @@ pub fn run(args: &DemosArgs) -> CliResult {
             args.out.display()
         )));
     }
-    let config = input::config(args.config.as_deref())?;
+    let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
+    let mut config = input::config(args.config.as_deref())?;
+    // The env config `train --algo bc` will use: its tuned recipe's, under --config.
+    if let Some(recipe) = tuned(&args.env, Algo::Bc, args.obs.obs).map_err(fail)? {
+        config = env_config(&recipe, config).map_err(fail)?;
+        if !recipe.env.is_empty() {
+            eprintln!(
+                "env config {} of the tuned bc recipe, as `train --algo bc` uses it; --config overrides it",
+                proprio::serde_json::Value::Object(recipe.env.clone())
+            );
+        }
+    }
     // The whole config, every default spelled out, as a run records it.
     let config = proprio::registry().spec(&args.env, &config)?.config;
     let source = EnvSource {
         obs: args.obs.options(),
         ..EnvSource::new(&args.env, config, args.backend)
     };
-    let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
     let demos = collect(&source, args.per_instruction, args.noise, args.seed).map_err(fail)?;
     demos.write(&args.out).map_err(fail)?;
     let h = &demos.header;

@@ -24,7 +24,7 @@ pub mod recording;
 pub mod replay;
 pub mod run;
 mod train;
-mod tuned;
+pub mod tuned;
 pub mod video;
 
 pub use algos::{bc, dsac, grpo, offpolicy, ppo, sac, td3};

@@ -161,7 +161,7 @@ impl Bc {
             || their_actions != spec.action_space
         {
             return Err(LearnError::Config(format!(
-                "{} holds demonstrations of {} with other observations or actions than this run's {}",
+                "{} holds demonstrations of {} with other observations or actions than this run's {} (collect them with the run's env config: `proprio demos --config`)",
                 cfg.demos.display(),
                 theirs.id,
                 source.id
