@@ -291,11 +291,7 @@ pub fn write_info(
         );
     }
     if let Some(instruction) = t.instruction {
-        info.set("template", instruction.template().0 as f64);
-        info.set(
-            "held_out",
-            f64::from(u8::from(instruction.held_out(s.cubes))),
-        );
+        write_instruction(info, instruction, s.cubes);
     }
     if let Some(out) = out {
         info.set("success", f64::from(u8::from(out.success)));
@@ -304,6 +300,12 @@ pub fn write_info(
             info.set(instruction.success_key(), f64::from(u8::from(out.success)));
         }
     }
+}
+
+/// instruct's keys of an `info`: the instruction's template and whether it is held out.
+pub fn write_instruction(info: &mut Info, instruction: Instruction, cubes: usize) {
+    info.set("template", instruction.template().0 as f64);
+    info.set("held_out", f64::from(u8::from(instruction.held_out(cubes))));
 }
 
 /// Observation length of a task (layout in `docs/envs.md`); 6 less without the goal.

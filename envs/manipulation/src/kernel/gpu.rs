@@ -283,8 +283,7 @@ impl GpuModel for KernelModel {
         let cubes = values[5] as usize;
         let instruction = Instruction::decode([values[2], values[3], values[4], 0.0], cubes);
         if let Some(instruction) = instruction {
-            info.set("template", instruction.template().0 as f64);
-            info.set("held_out", f64::from(u8::from(instruction.held_out(cubes))));
+            crate::task::write_instruction(info, instruction, cubes);
         }
         if stepped {
             info.set("success", f64::from(values[6]));

@@ -225,10 +225,14 @@ pub fn collect(
                 .copy_from_slice(&obs[(i + 1) * d - raw..(i + 1) * d]);
         }
         expert.act(&expert_obs, &mut actions, ActMode::Deterministic)?;
-        acted.copy_from_slice(&actions);
         if let Space::Box { low, high } = &action_space {
-            for (k, (x, y)) in actions.iter_mut().zip(&mut acted).enumerate() {
+            for (k, x) in actions.iter_mut().enumerate() {
                 *x = x.clamp(low[k % a], high[k % a]);
+            }
+        }
+        acted.copy_from_slice(&actions);
+        if let (Space::Box { low, high }, true) = (&action_space, noise > 0.0) {
+            for (k, y) in acted.iter_mut().enumerate() {
                 *y = (*y + noise * standard_normal(&mut rng)).clamp(low[k % a], high[k % a]);
             }
         }
