@@ -5,6 +5,7 @@
 
 #[path = "../../../tests/support/scratch.rs"]
 mod scratch;
+use proprio::render::ObsMode;
 use proprio::serde_json::{Map, Value, json};
 use proprio_learn::bc::{Bc, BcConfig, Demonstrations, collect};
 use proprio_learn::{Algo, Backend, EnvSource, Learner, Policy, TrainRequest, train};
@@ -66,6 +67,24 @@ fn a_demonstrations_file_round_trips_and_is_never_replaced() {
     assert!(error.contains("not a demonstrations file"), "{error}");
     let error = collect(&source(REACH), 0, 0.0, 1).unwrap_err().to_string();
     assert!(error.contains("per_instruction"), "{error}");
+}
+
+#[test]
+fn pixels_are_stored_as_bytes_and_read_back_exactly() {
+    let scratch = Scratch::new("demos-pixels");
+    let mut pixels = source(REACH);
+    (pixels.obs.mode, pixels.obs.image_size) = (ObsMode::RgbState, 16);
+    let demos = collect(&pixels, 2, 0.0, 1).unwrap();
+    let path = scratch.join("p.safetensors");
+    demos.write(&path).unwrap();
+    assert_eq!(Demonstrations::read(&path).unwrap(), demos);
+    let bytes = 16 * 16 * 3 * demos.rows();
+    let floats = demos.obs.len() - bytes + demos.actions.len();
+    let size = std::fs::metadata(&path).unwrap().len() as usize;
+    assert!(
+        (bytes + 4 * floats..bytes + 4 * floats + 4096).contains(&size),
+        "{size} bytes for {bytes} pixels and {floats} floats"
+    );
 }
 
 fn cfg(demos: &Path) -> BcConfig {
@@ -198,6 +217,40 @@ fn grpo_starts_from_a_cloned_policy() {
             .all(|a| ((a + 1.0) * 5.0).fract().abs() < 1e-4),
         "{action:?}"
     );
+}
+
+/// A clone whose instruction encoder is a frozen CLIP text tower trains,
+/// saves, and acts again from its checkpoint (the tower reloaded from its directory).
+#[test]
+fn a_clone_reads_instructions_through_a_frozen_clip_text_tower() {
+    let scratch = Scratch::new("bc-clip");
+    let demos = scratch.join("instruct.safetensors");
+    collect(&source(INSTRUCT), 1, 0.0, 2)
+        .unwrap()
+        .write(&demos)
+        .unwrap();
+    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/clip-tiny");
+    let overrides = json!({
+        "demos": demos, "hidden": [32], "action_bins": 5, "total_steps": 3000,
+        "eval_episodes": 2, "text": {"clip": clip},
+    });
+    let mut bc = request(Algo::Bc, overrides, scratch.join("bc"));
+    bc.env = source(INSTRUCT);
+    let run = train(bc).unwrap();
+    let mut policy = Policy::load(&run).unwrap();
+    let space = policy.env().observation_space().unwrap();
+    let mut obs = vec![0.0; space.flat_dim()];
+    let tokens = proprio_reward::clip::ClipTokenizer::openai(77).encode("pick up the red cube");
+    let at = obs.len() - 16;
+    for (o, t) in obs[at..].iter_mut().zip(&tokens) {
+        *o = *t as f32;
+    }
+    let action = policy
+        .action(&obs, proprio::ActMode::Deterministic)
+        .unwrap();
+    assert!(action.iter().all(|a| a.is_finite()), "{action:?}");
+    let architecture = std::fs::read_to_string(run.join("checkpoint/policy.json")).unwrap();
+    assert!(architecture.contains("clip-tiny"), "{architecture}");
 }
 
 /// `eval_config` evaluates on another split; per-template success lands in the row.

@@ -101,6 +101,26 @@ impl ClipTokenizer {
         (flat, width, eot)
     }
 
+    /// The text of token ids as [`ClipTokenizer::encode`] writes them: up to
+    /// `<end_of_text>` (padding after it ignored), lower-cased, words
+    /// separated by single spaces; `None` if an id is outside the vocabulary.
+    pub fn decode(&self, ids: &[u32]) -> Option<String> {
+        let (start, end) = (self.inner.start_of_text(), self.inner.end_of_text());
+        let mut tokens = Vec::new();
+        for &id in ids {
+            let token = u16::try_from(id)
+                .ok()
+                .and_then(|id| Token::from_u16(id, &self.inner))?;
+            if token == end {
+                break;
+            }
+            if token != start {
+                tokens.push(token);
+            }
+        }
+        Some(self.inner.decode(tokens).trim_end().to_string())
+    }
+
     /// The id of `<end_of_text>`, where the text tower is read out.
     pub fn end_of_text(&self) -> u32 {
         u32::from(self.inner.end_of_text().to_u16())
@@ -124,5 +144,20 @@ mod tests {
         let long = t.encode(&"robot ".repeat(100));
         assert_eq!(long.len(), 77);
         assert_eq!((long[0], long[76]), (49406, 49407));
+    }
+
+    #[test]
+    fn decoding_gives_back_the_text_and_stops_at_its_end() {
+        let t = ClipTokenizer::openai(77);
+        let mut ids = t.encode("Put the red cube on the blue cube");
+        ids.extend([0, 0, 0]);
+        let text = t.decode(&ids).unwrap();
+        assert_eq!(text, "put the red cube on the blue cube");
+        assert_eq!(
+            t.encode(&text),
+            t.encode("put the red cube on the blue cube")
+        );
+        assert_eq!(t.decode(&[49406, 320, 49407, 22697]).unwrap(), "a");
+        assert_eq!(t.decode(&[320, 49408]), None);
     }
 }

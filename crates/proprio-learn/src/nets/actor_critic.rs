@@ -92,6 +92,7 @@ impl ActorCritic {
         } else {
             Some(InstructionEncoder::new(
                 layout.tokens().to_vec(),
+                layout.vocabularies(),
                 &shape.text,
                 device,
                 rng,
@@ -306,6 +307,7 @@ mod tests {
                 buckets: 64,
                 width: 4,
                 features: 3,
+                clip: None,
             },
             critic_only,
             aux,

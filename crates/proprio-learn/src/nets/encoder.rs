@@ -95,6 +95,8 @@ pub struct ObsLayout {
     state: Vec<Range<usize>>,
     /// `(offset, length)` of every token part (an instruction), read by an instruction encoder.
     tokens: Vec<(usize, usize)>,
+    /// The vocabulary size of every token part.
+    vocabularies: Vec<u32>,
 }
 
 impl ObsLayout {
@@ -107,6 +109,7 @@ impl ObsLayout {
             width: 0,
             state: Vec::new(),
             tokens: Vec::new(),
+            vocabularies: Vec::new(),
         };
         layout.add(space, &mut 0)?;
         Ok(layout)
@@ -128,7 +131,10 @@ impl ObsLayout {
                 (self.height, self.width) = (*height, *width);
                 self.images.push((*at, *channels));
             }
-            Space::Tokens { max_len, .. } => self.tokens.push((*at, *max_len)),
+            Space::Tokens { max_len, vocab } => {
+                self.tokens.push((*at, *max_len));
+                self.vocabularies.push(*vocab);
+            }
             Space::Tuple { spaces } => return spaces.iter().try_for_each(|s| self.add(s, at)),
             Space::Dict { spaces } => return spaces.iter().try_for_each(|(_, s)| self.add(s, at)),
             other => {
@@ -148,6 +154,15 @@ impl ObsLayout {
         !self.images.is_empty()
     }
 
+    /// Columns of the flat row that hold pixels (integers 0–255), in order.
+    pub fn pixel_columns(&self) -> Vec<Range<usize>> {
+        let side = self.height * self.width;
+        self.images
+            .iter()
+            .map(|&(at, channels)| at..at + side * channels)
+            .collect()
+    }
+
     /// Values of the state part.
     pub fn state_dim(&self) -> usize {
         self.state.iter().map(ExactSizeIterator::len).sum()
@@ -156,6 +171,11 @@ impl ObsLayout {
     /// The token parts, `(offset, length)`.
     pub fn tokens(&self) -> &[(usize, usize)] {
         &self.tokens
+    }
+
+    /// The vocabulary size of each token part.
+    pub fn vocabularies(&self) -> &[u32] {
+        &self.vocabularies
     }
 
     /// True when the networks read an encoding (images or tokens present)

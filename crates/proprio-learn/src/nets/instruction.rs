@@ -3,6 +3,9 @@
 //! hashed into a small embedding table, each position its own learned
 //! offset, and the whole padded sequence read by one ReLU layer, so word
 //! order counts ("put the red cube on the blue cube" is not its mirror).
+//! Or (`text.clip`) a CLIP checkpoint's text tower, frozen, its embedding
+//! of each distinct instruction computed once and cached, read by one
+//! learned ReLU layer.
 //!
 //! Hashing keeps the table small whatever the tokenizer's vocabulary (CLIP's
 //! 49,408 ids would make a 49,408-row table Adam updates in full every step);
@@ -17,7 +20,11 @@ use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 use proprio::EnvRng;
+use proprio_reward::clip::{ClipModel, ClipTokenizer};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 /// Instruction encoder hyper-parameters (PPO's and GRPO's `text` key).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,6 +36,11 @@ pub struct TextConfig {
     pub width: usize,
     /// Width of the instruction's features.
     pub features: usize,
+    /// A CLIP checkpoint directory (Hugging Face layout) whose text tower,
+    /// frozen, reads the instruction instead of the hashed table; the policy
+    /// file names it, so the directory must stay where it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clip: Option<PathBuf>,
 }
 
 impl Default for TextConfig {
@@ -37,6 +49,7 @@ impl Default for TextConfig {
             buckets: 4096,
             width: 32,
             features: 64,
+            clip: None,
         }
     }
 }
@@ -51,26 +64,81 @@ impl TextConfig {
     }
 }
 
+/// A frozen CLIP text tower and its embeddings of the instructions seen so far.
+#[derive(Clone)]
+struct FrozenText {
+    model: Arc<ClipModel>,
+    /// The env's vocabulary (OpenAI's), to turn its ids back into text.
+    env_vocabulary: Arc<ClipTokenizer>,
+    cache: Arc<Mutex<HashMap<Vec<u32>, Vec<f32>>>>,
+}
+
+impl std::fmt::Debug for FrozenText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FrozenText({} dims)", self.model.config().projection_dim)
+    }
+}
+
+impl FrozenText {
+    /// Embeddings `[B, projection_dim]` of token rows `ids`, computed once per distinct row.
+    fn embed(&self, ids: &[f32], len: usize) -> Vec<f32> {
+        let rows: Vec<Vec<u32>> = ids
+            .chunks_exact(len)
+            .map(|row| row.iter().map(|&t| t as u32).collect())
+            .collect();
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut missing: Vec<&Vec<u32>> = rows.iter().filter(|r| !cache.contains_key(*r)).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            // An id outside OpenAI's vocabulary reads as the empty text.
+            let texts: Vec<String> = missing
+                .iter()
+                .map(|r| self.env_vocabulary.decode(r).unwrap_or_default())
+                .collect();
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let dim = self.model.config().projection_dim;
+            // `embed_texts` refuses only an empty batch, which `missing` is not.
+            let embedded = self
+                .model
+                .embed_texts(&texts)
+                .map(|e| e.values)
+                .unwrap_or_else(|_| vec![0.0; texts.len() * dim]);
+            for (row, embedding) in missing.into_iter().zip(embedded.chunks_exact(dim)) {
+                cache.insert(row.clone(), embedding.to_vec());
+            }
+        }
+        rows.iter()
+            .flat_map(|r| cache.get(r).into_iter().flatten().copied())
+            .collect()
+    }
+}
+
 /// Token ids `[B, L]` (0 = padding) → instruction features `[B, features]`.
 #[derive(Module, Debug)]
 pub struct InstructionEncoder {
-    embedding: Embedding,
-    /// One learned offset `[L, width]` per position.
-    position: Param<Tensor<2>>,
-    /// The flattened sequence → features.
+    /// The hashed table (absent when a frozen CLIP text tower reads the tokens).
+    embedding: Option<Embedding>,
+    /// One learned offset `[L, width]` per position (hashed table only).
+    position: Option<Param<Tensor<2>>>,
+    /// The flattened sequence (or the CLIP embedding) → features.
     fc: Linear,
     /// `(offset, length)` of each token part of a flat observation.
     #[module(skip)]
     segments: Vec<(usize, usize)>,
     #[module(skip)]
     buckets: usize,
+    #[module(skip)]
+    frozen: Option<FrozenText>,
 }
 
 impl InstructionEncoder {
-    /// An encoder of the token parts at `segments` of a flat observation;
-    /// the reading layer orthogonal with gain √2, drawn from `rng`.
+    /// An encoder of the token parts at `segments` of a flat observation
+    /// (of vocabularies `vocabularies`); the reading layer orthogonal with
+    /// gain √2, drawn from `rng`.
     pub fn new(
         segments: Vec<(usize, usize)>,
+        vocabularies: &[u32],
         cfg: &TextConfig,
         device: &Device,
         rng: &mut EnvRng,
@@ -82,7 +150,14 @@ impl InstructionEncoder {
                 "an instruction encoder needs a token part in the observation".into(),
             ));
         }
-        let inputs = len * cfg.width;
+        let frozen = match &cfg.clip {
+            Some(dir) => Some(frozen_text(dir, vocabularies, device)?),
+            None => None,
+        };
+        let inputs = match &frozen {
+            Some(f) => f.model.config().projection_dim,
+            None => len * cfg.width,
+        };
         let weight = orthogonal(inputs, cfg.features, 2f64.sqrt(), rng);
         let mut fc = LinearConfig::new(inputs, cfg.features).init(device);
         fc.weight = Param::from_tensor(Tensor::from_data(
@@ -90,22 +165,29 @@ impl InstructionEncoder {
             device,
         ));
         fc.bias = Some(Param::from_tensor(Tensor::zeros([cfg.features], device)));
-        // N(0, 1), as PyTorch's `nn.Embedding`, drawn from the run's generator
-        // (burn's initializer draws from its own, unseeded one).
-        let table: Vec<f32> = (0..cfg.buckets * cfg.width)
-            .map(|_| standard_normal(rng))
-            .collect();
-        let mut embedding = EmbeddingConfig::new(cfg.buckets, cfg.width).init(device);
-        embedding.weight = Param::from_tensor(Tensor::from_data(
-            TensorData::new(table, [cfg.buckets, cfg.width]),
-            device,
-        ));
+        let (embedding, position) = if frozen.is_some() {
+            (None, None)
+        } else {
+            // N(0, 1), as PyTorch's `nn.Embedding`, drawn from the run's generator
+            // (burn's initializer draws from its own, unseeded one).
+            let table: Vec<f32> = (0..cfg.buckets * cfg.width)
+                .map(|_| standard_normal(rng))
+                .collect();
+            let mut embedding = EmbeddingConfig::new(cfg.buckets, cfg.width).init(device);
+            embedding.weight = Param::from_tensor(Tensor::from_data(
+                TensorData::new(table, [cfg.buckets, cfg.width]),
+                device,
+            ));
+            let position = Param::from_tensor(Tensor::zeros([len, cfg.width], device));
+            (Some(embedding), Some(position))
+        };
         Ok(Self {
             embedding,
-            position: Param::from_tensor(Tensor::zeros([len, cfg.width], device)),
+            position,
             fc,
             segments,
             buckets: cfg.buckets,
+            frozen,
         })
     }
 
@@ -124,29 +206,59 @@ impl InstructionEncoder {
             .collect();
         let ids = Tensor::cat(parts, 1);
         let [_, len] = ids.dims();
+        if let Some(frozen) = &self.frozen {
+            let device = ids.device();
+            let host: Vec<f32> = ids.into_data().convert::<f32>().iter::<f32>().collect();
+            let embedded = frozen.embed(&host, len);
+            let width = self.fc.weight.dims()[0];
+            let features = Tensor::from_data(TensorData::new(embedded, [b, width]), &device);
+            return relu(self.fc.forward(features));
+        }
+        let (Some(embedding), Some(position)) = (&self.embedding, &self.position) else {
+            unreachable!("an encoder without a frozen tower has a table")
+        };
         let present = ids
             .clone()
             .not_equal_elem(0.0)
             .float()
             .unsqueeze_dim::<3>(2);
         let buckets = ids.int().remainder_scalar(self.buckets as i64);
-        let tokens = self.embedding.forward(buckets) + self.position.val().unsqueeze_dim(0);
+        let tokens = embedding.forward(buckets) + position.val().unsqueeze_dim(0);
         // Padding reads as zeros, wherever the instruction ends.
-        let sequence = (tokens * present).reshape([b, len * self.position.dims()[1]]);
+        let sequence = (tokens * present).reshape([b, len * position.dims()[1]]);
         relu(self.fc.forward(sequence))
     }
+}
+
+/// Loads the CLIP checkpoint at `dir` (outside autodiff: it stays frozen)
+/// for an observation whose token parts are OpenAI's CLIP BPE.
+fn frozen_text(dir: &std::path::Path, vocabularies: &[u32], device: &Device) -> Result<FrozenText> {
+    let vocabulary = ClipTokenizer::openai(77);
+    let openai = vocabulary.end_of_text() + 1;
+    if let Some(other) = vocabularies.iter().find(|&&v| v != openai) {
+        return Err(LearnError::Config(format!(
+            "text.clip reads instructions in OpenAI's CLIP BPE ({openai} tokens); this observation's tokens come from a vocabulary of {other}"
+        )));
+    }
+    let model = ClipModel::load(dir, &device.clone().inner())?;
+    Ok(FrozenText {
+        model: Arc::new(model),
+        env_vocabulary: Arc::new(vocabulary),
+        cache: Arc::default(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::base::tensor::{host, matrix};
+    use burn::module::Module;
     use proprio::rand::SeedableRng;
 
     fn encoder(segments: Vec<(usize, usize)>) -> InstructionEncoder {
         let mut rng = EnvRng::seed_from_u64(3);
         let cfg = TextConfig::default();
-        InstructionEncoder::new(segments, &cfg, &Device::flex(), &mut rng).unwrap()
+        InstructionEncoder::new(segments, &[49_408], &cfg, &Device::flex(), &mut rng).unwrap()
     }
 
     #[test]
@@ -170,6 +282,80 @@ mod tests {
             row(2),
             "the state leaked into the instruction's features"
         );
+    }
+
+    /// The tiny CLIP checkpoint of `assets/clip-tiny` (its own 1,000-token vocabulary).
+    fn tiny_clip() -> PathBuf {
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../assets/clip-tiny"
+        ))
+    }
+
+    fn openai_row(text: &str) -> Vec<f32> {
+        let mut ids: Vec<f32> = ClipTokenizer::openai(77)
+            .encode(text)
+            .into_iter()
+            .map(|t| t as f32)
+            .collect();
+        ids.resize(16, 0.0);
+        ids
+    }
+
+    #[test]
+    fn a_frozen_clip_tower_reads_the_instruction_text_once_per_instruction() {
+        let mut rng = EnvRng::seed_from_u64(3);
+        let cfg = TextConfig {
+            clip: Some(tiny_clip()),
+            ..TextConfig::default()
+        };
+        let device = Device::flex().autodiff();
+        let e = InstructionEncoder::new(vec![(1, 16)], &[49_408], &cfg, &device, &mut rng).unwrap();
+        // Only the reading layer learns: the tower's 16-wide embedding → 64 features.
+        assert_eq!(e.num_params(), 16 * 64 + 64);
+        let texts = [
+            "put the red cube on the blue cube",
+            "put the blue cube on the red cube",
+        ];
+        let rows: Vec<f32> = [texts[0], texts[1], texts[0]]
+            .iter()
+            .flat_map(|t| std::iter::once(0.5).chain(openai_row(t)))
+            .collect();
+        let out = host(e.forward(matrix(&rows, 3, 17, &device))).unwrap();
+        let row = |i: usize| &out[i * 64..(i + 1) * 64];
+        assert_ne!(row(0), row(1), "swapped colours read alike");
+        assert_eq!(row(0), row(2));
+        let frozen = e.frozen.as_ref().unwrap();
+        assert_eq!(
+            frozen.cache.lock().unwrap().len(),
+            2,
+            "one embedding per instruction"
+        );
+        // The cached embedding is the checkpoint's own of the decoded text.
+        let clip = ClipModel::load(&tiny_clip(), &Device::flex()).unwrap();
+        let theirs = clip.embed_texts(&texts).unwrap();
+        let ours = frozen.embed(&rows[1..17], 16);
+        assert_eq!(ours, theirs.row(0));
+    }
+
+    #[test]
+    fn a_frozen_clip_tower_refuses_another_vocabulary_and_a_missing_checkpoint() {
+        let mut rng = EnvRng::seed_from_u64(3);
+        let mut cfg = TextConfig {
+            clip: Some(tiny_clip()),
+            ..TextConfig::default()
+        };
+        let new = |cfg: &TextConfig, vocab: u32, rng: &mut EnvRng| {
+            InstructionEncoder::new(vec![(0, 4)], &[vocab], cfg, &Device::flex(), rng)
+                .err()
+                .unwrap()
+                .to_string()
+        };
+        let error = new(&cfg, 12, &mut rng);
+        assert!(error.contains("OpenAI's CLIP BPE"), "{error}");
+        cfg.clip = Some(PathBuf::from("/nonexistent/clip"));
+        let error = new(&cfg, 49_408, &mut rng);
+        assert!(error.contains("/nonexistent/clip"), "{error}");
     }
 
     #[test]

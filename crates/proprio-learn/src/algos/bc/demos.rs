@@ -1,6 +1,7 @@
 //! Demonstrations: an env's scripted expert run on the env stack a learner
 //! sees (pixels included), its successful episodes kept — `per_instruction`
-//! of every distinct instruction — and written to one safetensors file.
+//! of every distinct instruction — and written to one safetensors file
+//! (pixels as bytes, a quarter of their size as floats).
 
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::learner_rng;
@@ -78,14 +79,28 @@ impl Demonstrations {
                 path.display()
             )));
         }
-        let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        let (obs, actions) = (bytes(&self.obs), bytes(&self.actions));
-        let n = self.rows();
+        let (d, n) = (self.header.obs_dim, self.rows());
+        let pixel = pixel_mask(&self.header)?;
+        let p = pixel.iter().filter(|&&x| x).count();
+        let (mut values, mut pixels) = (
+            Vec::with_capacity(n * (d - p) * 4),
+            Vec::with_capacity(n * p),
+        );
+        for row in self.obs.chunks_exact(d) {
+            for (x, &is_pixel) in row.iter().zip(&pixel) {
+                if is_pixel {
+                    pixels.push(*x as u8);
+                } else {
+                    values.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+        let actions: Vec<u8> = self.actions.iter().flat_map(|x| x.to_le_bytes()).collect();
         let fail = |e: safetensors::SafeTensorError| LearnError::Config(e.to_string());
-        let views = [
+        let mut views = vec![
             (
                 "obs",
-                TensorView::new(Dtype::F32, vec![n, self.header.obs_dim], &obs).map_err(fail)?,
+                TensorView::new(Dtype::F32, vec![n, d - p], &values).map_err(fail)?,
             ),
             (
                 "actions",
@@ -93,6 +108,12 @@ impl Demonstrations {
                     .map_err(fail)?,
             ),
         ];
+        if p > 0 {
+            views.push((
+                "pixels",
+                TensorView::new(Dtype::U8, vec![n, p], &pixels).map_err(fail)?,
+            ));
+        }
         let header = proprio::serde_json::to_string(&self.header)
             .map_err(|e| LearnError::Config(e.to_string()))?;
         let metadata = Some(HashMap::from([(HEADER_KEY.to_string(), header)]));
@@ -120,20 +141,46 @@ impl Demonstrations {
         let header: DemoHeader =
             proprio::serde_json::from_str(header).map_err(|e| bad(e.to_string()))?;
         let tensors = SafeTensors::deserialize(&data).map_err(|e| bad(e.to_string()))?;
-        let read = |name: &str, width: usize| -> Result<Vec<f32>> {
+        let read = |name: &str, dtype: Dtype, width: usize| -> Result<Vec<u8>> {
             let view = tensors.tensor(name).map_err(|e| bad(e.to_string()))?;
-            if view.dtype() != Dtype::F32 || view.shape().get(1) != Some(&width) {
-                return Err(bad(format!("{name} is not f32 rows of {width}")));
+            if view.dtype() != dtype || view.shape().get(1) != Some(&width) {
+                return Err(bad(format!("{name} is not {dtype:?} rows of {width}")));
             }
-            Ok(view
-                .data()
+            Ok(view.data().to_vec())
+        };
+        let floats = |bytes: Vec<u8>| -> Vec<f32> {
+            bytes
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect())
+                .collect()
+        };
+        let d = header.obs_dim;
+        let pixel = pixel_mask(&header)?;
+        let p = pixel.iter().filter(|&&x| x).count();
+        let obs = if tensors.names().contains(&"pixels") {
+            let values = floats(read("obs", Dtype::F32, d - p)?);
+            let pixels = read("pixels", Dtype::U8, p)?;
+            let (mut values, mut pixels) = (values.into_iter(), pixels.into_iter());
+            let rows = pixels.len() / p.max(1);
+            let mut obs = Vec::with_capacity(rows * d);
+            for _ in 0..rows {
+                for &is_pixel in &pixel {
+                    let x = if is_pixel {
+                        pixels.next().map(f32::from)
+                    } else {
+                        values.next()
+                    };
+                    obs.push(x.ok_or_else(|| bad("pixel and value rows disagree".into()))?);
+                }
+            }
+            obs
+        } else {
+            // Files of every value as f32 (before pixels were stored as bytes).
+            floats(read("obs", Dtype::F32, d)?)
         };
         let demos = Self {
-            obs: read("obs", header.obs_dim)?,
-            actions: read("actions", header.action_dim)?,
+            obs,
+            actions: floats(read("actions", Dtype::F32, header.action_dim)?),
             header,
         };
         if demos.obs.len() / demos.header.obs_dim.max(1) != demos.rows() || demos.rows() == 0 {
@@ -141,6 +188,22 @@ impl Demonstrations {
         }
         Ok(demos)
     }
+}
+
+/// Which observation columns hold pixels (integers 0–255): the file stores them as bytes.
+fn pixel_mask(header: &DemoHeader) -> Result<Vec<bool>> {
+    let mut mask = vec![false; header.obs_dim];
+    for columns in ObsLayout::new(&header.env.observation_space()?)?.pixel_columns() {
+        mask.get_mut(columns)
+            .ok_or_else(|| {
+                LearnError::Config(format!(
+                    "demonstrations of {} name {} observation values, fewer than its images hold",
+                    header.env.id, header.obs_dim
+                ))
+            })?
+            .fill(true);
+    }
+    Ok(mask)
 }
 
 /// Runs `source`'s scripted expert until every instruction it draws has
