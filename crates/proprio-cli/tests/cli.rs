@@ -39,6 +39,7 @@ fn list_json_names_every_env_with_its_spaces() {
             "language/arithmetic-v0",
             "language/guess-number-v0",
             "language/jigsaw-v0",
+            "language/twenty-questions-v0",
             "manipulation/instruct-v0",
             "manipulation/pick-cube-v0",
             "manipulation/push-cube-v0",

@@ -8,6 +8,8 @@
 //! - `language/arithmetic-v0`: `a + b` or `a × b` written as tokens; the
 //!   answer is the result's digits, one per step, each rewarded.
 //! - `language/guess-number-v0`: a multi-turn game with higher/lower feedback.
+//! - `language/twenty-questions-v0`: a multi-turn game of yes/no questions
+//!   about a hidden object, then its name (with an exact solver).
 //!
 //! Instances are drawn from the env's seeded stream and difficulty is a
 //! config key. Answers are [`Space::Tokens`] actions, one token per step, and
@@ -24,6 +26,7 @@ pub mod arithmetic;
 pub mod guess;
 pub mod jigsaw;
 mod puzzle;
+pub mod questions;
 pub mod scene;
 pub mod visuals;
 pub mod vocab;
@@ -32,6 +35,7 @@ pub use arithmetic::{Arithmetic, ArithmeticConfig, DigitOrder, Operation};
 pub use guess::{GuessConfig, GuessNumber};
 pub use jigsaw::{Jigsaw, JigsawConfig};
 pub use puzzle::{EXACT_BONUS, FORMAT_PENALTY, Puzzle, SingleTurn, Turn, Verdict};
+pub use questions::{QuestionsConfig, Solver, TwentyQuestions};
 
 /// Smallest and largest reward of one answer token: the penalty, or a token's
 /// whole credit (1 for a one-token answer) plus the exact bonus.
@@ -39,9 +43,13 @@ pub const REWARD_RANGE: (f64, f64) = (-FORMAT_PENALTY, 1.0 + EXACT_BONUS);
 
 use proprio_core::Registry;
 
-/// Registers `language/jigsaw-v0`, `language/arithmetic-v0` and `language/guess-number-v0`.
+/// Registers `language/jigsaw-v0`, `language/arithmetic-v0`,
+/// `language/guess-number-v0` and `language/twenty-questions-v0` (with its solver).
 pub fn register(registry: &mut Registry) {
     registry.register_task::<SingleTurn<Jigsaw>>(jigsaw::ENTRY);
     registry.register_task::<SingleTurn<Arithmetic>>(arithmetic::ENTRY);
     registry.register_task::<GuessNumber>(guess::ENTRY);
+    registry.register_task::<TwentyQuestions>(questions::ENTRY);
+    // Registered just above, so the id is known.
+    let _ = registry.register_scripted(questions::ENTRY.id, Box::new(Solver::scripted));
 }

@@ -4,10 +4,11 @@ use proprio_core::rand::SeedableRng;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Env, Registry, VecOptions};
 
-const IDS: [&str; 3] = [
+const IDS: [&str; 4] = [
     "language/jigsaw-v0",
     "language/arithmetic-v0",
     "language/guess-number-v0",
+    "language/twenty-questions-v0",
 ];
 
 fn registry() -> Registry {
@@ -137,6 +138,16 @@ fn bad_configs_and_reset_options_are_clear_errors() {
         (
             "language/guess-number-v0",
             json!({"format_penalty": 0.8}),
+            "must lie in [0, 0.5]",
+        ),
+        (
+            "language/twenty-questions-v0",
+            json!({"objects": 21}),
+            "objects must be 2 to 20",
+        ),
+        (
+            "language/twenty-questions-v0",
+            json!({"turn_cost": 0.6}),
             "must lie in [0, 0.5]",
         ),
     ] {
