@@ -205,9 +205,6 @@ impl Task for TwentyQuestions {
     fn step(&mut self, action: &[f32], _rng: &mut EnvRng, info: &mut Info) -> Outcome {
         let token = action.first().map_or(PAD, |&t| t as u32);
         let game = &mut self.game;
-        let said_before = game.transcript[..2 * game.turns]
-            .chunks_exact(2)
-            .any(|turn| turn[0] == token);
         let feedback = match read(token) {
             Some(Turn::Ask(q)) if CATALOGUE[game.hidden].1 & (1 << q) != 0 => YES,
             Some(Turn::Ask(_)) => NO,
@@ -228,11 +225,10 @@ impl Task for TwentyQuestions {
         info.set("success", f64::from(u8::from(feedback == CORRECT)));
         info.set("format_error", f64::from(u8::from(feedback == INVALID)));
         info.set("turns", game.turns as f64);
-        // UFO's measure: a name the env has already rejected, said again.
-        info.set(
-            "repeated_answer",
-            f64::from(u8::from(feedback == WRONG && said_before)),
-        );
+        // UFO's measure: wrong names so far, and those the env had already rejected.
+        let (wrong, repeated) = wrong_names(&game.transcript[..2 * game.turns]);
+        info.set("wrong_answers", wrong as f64);
+        info.set("repeated_answers", repeated as f64);
         Outcome {
             reward,
             terminated: feedback == CORRECT
@@ -311,6 +307,20 @@ pub fn read(t: u32) -> Option<Turn> {
     } else {
         None
     }
+}
+
+/// Wrong names in `transcript` (tokens and feedback), and how many of them
+/// repeat a name rejected earlier.
+fn wrong_names(transcript: &[u32]) -> (usize, usize) {
+    let wrong: Vec<u32> = transcript
+        .chunks_exact(2)
+        .filter(|turn| turn[1] == WRONG)
+        .map(|turn| turn[0])
+        .collect();
+    let repeated = (0..wrong.len())
+        .filter(|&k| wrong[..k].contains(&wrong[k]))
+        .count();
+    (wrong.len(), repeated)
 }
 
 fn transcript_line(token: u32, feedback: u32) -> String {
@@ -427,7 +437,7 @@ impl Solver {
 impl Agent for Solver {
     fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> Result<()> {
         let n = actions.len();
-        if n == 0 || obs.len() % n != 0 {
+        if n == 0 || !obs.len().is_multiple_of(n) {
             return Err(Error::Agent(format!(
                 "{} observation values do not split into {n} transcripts",
                 obs.len()

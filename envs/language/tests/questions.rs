@@ -70,9 +70,10 @@ fn try_again_keeps_the_game_going_and_counts_repeated_answers() {
     let eagle = name(object("eagle")) as f32;
     let step = env.step(&[eagle]).unwrap();
     assert_eq!((step.obs[1], step.terminated), (WRONG as f32, false));
-    assert_eq!(step.info.get("repeated_answer"), Some(0.0));
+    assert_eq!(step.info.get("repeated_answers"), Some(0.0));
     let step = env.step(&[eagle]).unwrap();
-    assert_eq!(step.info.get("repeated_answer"), Some(1.0));
+    assert_eq!(step.info.get("wrong_answers"), Some(2.0));
+    assert_eq!(step.info.get("repeated_answers"), Some(1.0));
     let step = env.step(&[0.0]).unwrap();
     assert_eq!((step.obs[5], step.reward), (INVALID as f32, -0.55));
     assert_eq!(step.info.get("format_error"), Some(1.0));
@@ -82,6 +83,11 @@ fn try_again_keeps_the_game_going_and_counts_repeated_answers() {
     assert_eq!(
         (step.info.get("success"), step.info.get("turns")),
         (Some(1.0), Some(4.0))
+    );
+    assert_eq!(
+        step.info.get("repeated_answers"),
+        Some(1.0),
+        "counts the episode's"
     );
 }
 
