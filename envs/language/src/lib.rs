@@ -34,7 +34,7 @@ pub mod vocab;
 pub use arithmetic::{Arithmetic, ArithmeticConfig, DigitOrder, Operation};
 pub use guess::{GuessConfig, GuessNumber};
 pub use jigsaw::{Jigsaw, JigsawConfig};
-pub use puzzle::{EXACT_BONUS, FORMAT_PENALTY, Puzzle, SingleTurn, Turn, Verdict};
+pub use puzzle::{EXACT_BONUS, FORMAT_PENALTY, Puzzle, SingleTurn, Turn, TurnsConfig, Verdict};
 pub use questions::{QuestionsConfig, Solver, TwentyQuestions};
 
 /// Smallest and largest reward of one answer token: the penalty, or a token's

@@ -94,6 +94,95 @@ fn arithmetic_rewards_right_wrong_and_malformed_answers() {
     assert!((r - 2.0).abs() < 1e-12 && success == 1.0);
 }
 
+/// UFO's "try again": a wrong answer is followed by another turn that sees
+/// it, rewards decay per turn, and the episode's wrong and repeated answers are counted.
+#[test]
+fn try_again_gives_another_turn_that_sees_the_wrong_answers() {
+    // 42 + 44 = 086; three answers at most, each later turn's rewards halved.
+    let (mut env, obs) = arithmetic(json!({"max_turns": 3}), 42, 44);
+    assert_eq!(
+        obs.len(),
+        6 + 2 * 3 + 3,
+        "prompt, two earlier answers, the answer"
+    );
+    let mut total = 0.0;
+    for (k, &t) in tokens("087").iter().enumerate() {
+        let step = env.step(&[t]).unwrap();
+        total += step.reward;
+        assert!(
+            !step.terminated,
+            "a wrong answer ends nothing before the last turn"
+        );
+        if k == 2 {
+            assert_eq!(
+                &step.obs[6..9],
+                &tokens("087")[..],
+                "the wrong answer is shown"
+            );
+            assert_eq!(&step.obs[12..15], &[0.0; 3], "and the answer starts again");
+            assert_eq!(step.info.get("wrong_answers"), Some(1.0));
+        }
+    }
+    assert!((total - 2.0 / 3.0).abs() < 1e-12);
+    let r = answer_and_go_on(&mut env, &tokens("087"));
+    assert!((r - 0.5 * 2.0 / 3.0).abs() < 1e-12, "{r}");
+    let step = env.step(&tokens("0")).unwrap();
+    assert_eq!(
+        &step.obs[6..12],
+        &[tokens("087"), tokens("087")].concat()[..]
+    );
+    env.step(&tokens("8")).unwrap();
+    let last = env.step(&tokens("6")).unwrap();
+    assert!(last.terminated);
+    assert_eq!(last.info.get("success"), Some(1.0));
+    assert_eq!(
+        (
+            last.info.get("turns"),
+            last.info.get("wrong_answers"),
+            last.info.get("repeated_answers")
+        ),
+        (Some(3.0), Some(2.0), Some(1.0))
+    );
+    // Turn 3 pays a quarter: 0.25 × (1 + the exact bonus).
+    assert!(
+        (last.reward - 0.25 * (1.0 / 3.0 + 1.0)).abs() < 1e-12,
+        "{}",
+        last.reward
+    );
+    // The last turn's wrong answer ends the episode.
+    let (mut env, _) = arithmetic(json!({"max_turns": 2}), 42, 44);
+    answer_and_go_on(&mut env, &tokens("111"));
+    let (_, success, _) = answer_tokens(&mut env, &tokens("111"));
+    assert_eq!(success, 0.0);
+    for bad in [
+        json!({"max_turns": 0}),
+        json!({"turn_decay": 1.5}),
+        json!({"max_turns": 2, "grid": 1}),
+    ] {
+        let e = registry()
+            .make("language/arithmetic-v0", &bad)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("max_turns") || e.contains("unknown field"),
+            "{bad}: {e}"
+        );
+    }
+}
+
+/// Answers token by token, the episode going on; returns the summed reward.
+fn answer_and_go_on(env: &mut Box<dyn Env>, answer: &[f32]) -> f64 {
+    answer
+        .iter()
+        .map(|&t| {
+            let step = env.step(&[t]).unwrap();
+            assert!(!step.terminated, "the episode ended");
+            step.reward
+        })
+        .sum()
+}
+
 #[test]
 fn least_significant_first_answers_are_read_units_first() {
     let lsd = json!({"order": "least_significant_first"});
