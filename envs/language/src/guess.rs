@@ -1,5 +1,6 @@
 //! `language/guess-number-v0`: multi-turn — guess a secret number, hear "higher", "lower" or "correct".
 
+use crate::transcript;
 use crate::visuals;
 use crate::vocab::{PAD, SYMBOLS, read_number};
 use proprio_core::rand::RngExt;
@@ -91,13 +92,7 @@ impl Task for GuessNumber {
                 c.max, c.max_turns
             ));
         }
-        let cost = 0.0..=0.5;
-        if !cost.contains(&c.turn_cost) || !cost.contains(&c.format_penalty) {
-            return Err(format!(
-                "turn_cost and format_penalty must lie in [0, 0.5] (rewards stay in [-1, 1]), got {} and {}",
-                c.turn_cost, c.format_penalty
-            ));
-        }
+        transcript::check_costs(c.turn_cost, c.format_penalty)?;
         let digits = c.max.to_string().len();
         Ok(Self {
             game: Game {
@@ -178,11 +173,15 @@ impl Task for GuessNumber {
     }
 
     fn set_state(&mut self, game: Game) -> Result<()> {
-        if game.secret > self.config.max
-            || game.turns > self.config.max_turns
-            || game.transcript.len() != self.game.transcript.len()
-            || game.transcript.iter().any(|&t| t >= VOCAB)
-        {
+        let len = self.game.transcript.len();
+        let fits = transcript::fits(
+            &game.transcript,
+            game.turns,
+            self.config.max_turns,
+            len,
+            VOCAB,
+        );
+        if game.secret > self.config.max || !fits {
             return Err(Error::State(format!(
                 "not a game of this config (secret {} of at most {}, {} turns of at most {}, transcript of {} tokens)",
                 game.secret,

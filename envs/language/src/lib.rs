@@ -28,6 +28,7 @@ pub mod jigsaw;
 mod puzzle;
 pub mod questions;
 pub mod scene;
+mod transcript;
 pub mod visuals;
 pub mod vocab;
 

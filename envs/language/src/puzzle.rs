@@ -360,7 +360,9 @@ impl<P: Puzzle> Task for SingleTurn<P> {
         if let Some(turn) = &self.turn {
             self.puzzle.scene(&turn.instance, &turn.answer, scene);
             if !turn.attempts.is_empty() {
-                scene.text.push(format!("try again after {:?}", turn.attempts));
+                scene
+                    .text
+                    .push(format!("try again after {:?}", turn.attempts));
             }
         }
     }

@@ -5,6 +5,7 @@
 //! With `try_again` a wrong name is answered only "try again" and the game
 //! goes on (UFO's setting); without it a wrong name ends the episode.
 
+use crate::transcript;
 use crate::visuals;
 use crate::vocab::PAD;
 use proprio_core::rand::RngExt;
@@ -156,13 +157,7 @@ impl Task for TwentyQuestions {
                 c.max_turns
             ));
         }
-        let cost = 0.0..=0.5;
-        if !cost.contains(&c.turn_cost) || !cost.contains(&c.format_penalty) {
-            return Err(format!(
-                "turn_cost and format_penalty must lie in [0, 0.5] (rewards stay in [-1, 1]), got {} and {}",
-                c.turn_cost, c.format_penalty
-            ));
-        }
+        transcript::check_costs(c.turn_cost, c.format_penalty)?;
         Ok(Self {
             game: Game {
                 hidden: 0,
@@ -242,11 +237,15 @@ impl Task for TwentyQuestions {
     }
 
     fn set_state(&mut self, game: Game) -> Result<()> {
-        if game.hidden >= self.config.objects
-            || game.turns > self.config.max_turns
-            || game.transcript.len() != self.game.transcript.len()
-            || game.transcript.iter().any(|&t| t >= VOCAB)
-        {
+        let len = self.game.transcript.len();
+        let fits = transcript::fits(
+            &game.transcript,
+            game.turns,
+            self.config.max_turns,
+            len,
+            VOCAB,
+        );
+        if game.hidden >= self.config.objects || !fits {
             return Err(Error::State(format!(
                 "not a game of this config (object {} of {}, {} turns of at most {}, transcript of {} tokens)",
                 game.hidden,
