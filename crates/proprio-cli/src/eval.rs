@@ -117,6 +117,12 @@ pub fn eval(args: &EvalArgs) -> CliResult {
         for (key, rate) in evaluation.per_task_success() {
             println!("  {key}: {:.1}%", 100.0 * rate);
         }
+        for (key, mean) in evaluation.turn_measures() {
+            println!("  {key}: {mean:.2} per episode");
+        }
+        if let Some(rate) = evaluation.repeated_answer_rate() {
+            println!("  repeated answers: {:.1}% of the wrong ones", 100.0 * rate);
+        }
     }
     Ok(())
 }

@@ -290,3 +290,34 @@ fn evaluation_runs_on_the_held_out_split_per_template() {
     let error = instruct.for_evaluation().unwrap_err().to_string();
     assert!(error.contains("changes"), "{error}");
 }
+
+/// Multi-turn measures reach the metrics row: an agent that always names
+/// the dog uses every turn on any other object, each name after the first a repeat.
+#[test]
+fn evaluation_reports_turns_and_repeated_answers() {
+    let id = "language/twenty-questions-v0";
+    let source = EnvSource::new(id, json!({"try_again": true}), Default::default());
+    let dog = proprio_language::questions::name(0) as f32;
+    let evaluation = proprio_learn::evaluate(
+        &source,
+        64,
+        3,
+        None,
+        &mut |_: &[f32], actions: &mut [f32], _: proprio::ActMode| {
+            actions.fill(dog);
+            Ok(())
+        },
+    )
+    .unwrap();
+    let found = evaluation.success_rate.unwrap();
+    assert!(found > 0.0 && found < 0.2, "{found}");
+    let mut row = Map::new();
+    evaluation.record(&mut row);
+    let mean = |key: &str| row[key].as_f64().unwrap();
+    assert!((mean("eval_turns") - (found + 6.0 * (1.0 - found))).abs() < 1e-9);
+    assert!((mean("eval_wrong_answers") - 6.0 * (1.0 - found)).abs() < 1e-9);
+    assert!(
+        (mean("eval_repeated_answer_rate") - 5.0 / 6.0).abs() < 1e-9,
+        "{row:?}"
+    );
+}

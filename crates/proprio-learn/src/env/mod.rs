@@ -330,6 +330,10 @@ pub fn record_reward_cost(head: Option<&SharedHead>, row: &mut Map<String, Value
     );
 }
 
+/// What multi-turn envs count in their last `info`: turns used, wrong
+/// answers, and wrong answers equal to an earlier one (UFO's measure).
+pub const TURN_MEASURES: [&str; 3] = ["turns", "wrong_answers", "repeated_answers"];
+
 /// The outcome of evaluation episodes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluation {
@@ -358,6 +362,27 @@ impl Evaluation {
         for (key, rate) in self.per_task_success() {
             row.insert(format!("eval_{key}"), Value::from(rate));
         }
+        for (key, mean) in self.turn_measures() {
+            row.insert(format!("eval_{key}"), Value::from(mean));
+        }
+        if let Some(rate) = self.repeated_answer_rate() {
+            row.insert("eval_repeated_answer_rate".into(), Value::from(rate));
+        }
+    }
+
+    /// The multi-turn measures of [`TURN_MEASURES`] the episodes reported, each a mean per episode.
+    pub fn turn_measures(&self) -> impl Iterator<Item = (&'static str, f64)> {
+        TURN_MEASURES
+            .iter()
+            .filter_map(|&key| self.infos.get(key).map(|&mean| (key, mean)))
+    }
+
+    /// Of the wrong answers, the share that repeated an earlier one (UFO's
+    /// measure), over all episodes; `None` without wrong answers.
+    pub fn repeated_answer_rate(&self) -> Option<f64> {
+        let wrong = *self.infos.get("wrong_answers")?;
+        let repeated = *self.infos.get("repeated_answers")?;
+        (wrong > 0.0).then(|| repeated / wrong)
     }
 
     /// Success per kind of task (an instruction's template: `success_push`,
