@@ -33,7 +33,7 @@ fn describe(venv: &dyn VecEnv, env: usize) -> Scene {
 #[test]
 fn every_env_draws_a_scene_that_follows_its_state() {
     for id in proprio::registry().ids() {
-        let mut venv = vec_env(id, 2, AutoresetMode::NextStep, 1);
+        let mut venv = vec_env(id, 4, AutoresetMode::NextStep, 1);
         venv.reset(Some(3), ResetOptions::default()).unwrap();
         let first = describe(&*venv, 0);
         assert!(!first.bodies.is_empty(), "{id} draws no bodies");
@@ -42,10 +42,11 @@ fn every_env_draws_a_scene_that_follows_its_state() {
             assert!(finite_visual(v), "{id}: bad visual {v:?}");
         }
         assert!(first.framing.half_extent > 0.0);
-        assert_ne!(
-            first,
-            describe(&*venv, 1),
-            "{id}: two envs of different streams look the same"
+        // Envs of different streams draw different instances (of a small
+        // set, such as twenty questions' 16 hidden objects, not always pairwise).
+        assert!(
+            (1..4).any(|i| describe(&*venv, i) != first),
+            "{id}: four envs of different streams look the same"
         );
         let mut moved = false;
         for step in 0..5 {
@@ -53,6 +54,6 @@ fn every_env_draws_a_scene_that_follows_its_state() {
             moved |= describe(&*venv, 0) != first;
         }
         assert!(moved, "{id}: the scene did not follow five steps");
-        assert!(venv.scene(2, &mut Scene::default()).is_err());
+        assert!(venv.scene(4, &mut Scene::default()).is_err());
     }
 }

@@ -260,9 +260,12 @@ impl Task for TwentyQuestions {
     }
 
     /// The transcript as text, and a card per turn: `?` a question (green
-    /// if answered yes), the named object's initial (green if right).
+    /// if answered yes), the named object's initial (green if right), blank
+    /// cards for the turns left.
     fn scene(&self, scene: &mut proprio_core::Scene) {
         let turns = &self.game.transcript[..2 * self.game.turns];
+        let left = self.config.max_turns - self.game.turns;
+        let blanks = std::iter::repeat_n((None, visuals::BLANK), left);
         let cards = turns.chunks_exact(2).map(|turn| {
             let colour = match turn[1] {
                 YES | CORRECT => visuals::RIGHT,
@@ -275,7 +278,7 @@ impl Task for TwentyQuestions {
             };
             (Some(mark), colour)
         });
-        visuals::glyph_row(scene, 0.5, cards);
+        visuals::glyph_row(scene, 0.5, cards.chain(blanks));
         scene.text.push(format!(
             "hidden: {}; turn {} of {}",
             CATALOGUE[self.game.hidden].0, self.game.turns, self.config.max_turns
