@@ -279,9 +279,16 @@ impl Task for TwentyQuestions {
             (Some(mark), colour)
         });
         visuals::glyph_row(scene, 0.5, cards.chain(blanks));
+        // The hidden object's number, faint, above the board (for whoever watches, not the agent).
+        let first = scene.bodies.len();
+        let number = format!("{:02}", self.game.hidden);
+        let faint = [1.0, 1.0, 1.0, 0.6];
+        visuals::glyph_row(scene, 0.8, number.chars().map(|c| (Some(c), faint)));
+        let hidden: Vec<_> = scene.bodies.drain(first..).collect();
+        scene.markers.extend(hidden);
         scene.text.push(format!(
-            "hidden: {}; turn {} of {}",
-            CATALOGUE[self.game.hidden].0, self.game.turns, self.config.max_turns
+            "hidden: {} ({:02}); turn {} of {}",
+            CATALOGUE[self.game.hidden].0, self.game.hidden, self.game.turns, self.config.max_turns
         ));
         scene
             .text
