@@ -26,3 +26,26 @@ device_gl_load() {
     fi
     export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 }
+
+# Here: the dev-profile `proprio`, stripped and xz'd into .gpu/ (a device call
+# carries 64 MiB of files), and the loaders.
+device_proprio_prepare() {
+    cargo build --locked --bin proprio
+    mkdir -p .gpu
+    strip -s -o .gpu/proprio target/debug/proprio
+    xz -9 -T0 -f .gpu/proprio
+    device_gl_prepare
+    du -sh .gpu .gl
+}
+
+# There: the loaders, then the prepared `proprio` unpacked to /tmp/proprio
+# (this checkout's own build where none was prepared); sets BIN to it.
+device_proprio_load() {
+    device_gl_load
+    BIN=target/debug/proprio
+    if [ -f .gpu/proprio.xz ]; then
+        python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' .gpu/proprio.xz /tmp/proprio
+        chmod +x /tmp/proprio
+        BIN=/tmp/proprio
+    fi
+}

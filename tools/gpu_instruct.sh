@@ -25,21 +25,10 @@ PIXEL_ACTOR='--set critic_only=[[12314,12368]]'
 
 case "${1:-}" in
 prepare)
-    cargo build --locked --bin proprio
-    mkdir -p .gpu
-    strip -s -o .gpu/proprio target/debug/proprio
-    xz -9 -T0 -f .gpu/proprio
-    device_gl_prepare
-    du -sh .gpu .gl
+    device_proprio_prepare
     ;;
 run)
-    device_gl_load
-    BIN=target/debug/proprio
-    if [ -f .gpu/proprio.xz ]; then
-        python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' .gpu/proprio.xz /tmp/proprio
-        chmod +x /tmp/proprio
-        BIN=/tmp/proprio
-    fi
+    device_proprio_load
     OUTDIR=${OUT:-$(mktemp -d)}
     echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo 'no NVIDIA GPU'); $(date -u '+%F %H:%M UTC')"
     for slice in $SLICES; do
