@@ -161,6 +161,8 @@ impl Task for GuessNumber {
         }
         info.set("success", f64::from(u8::from(feedback == CORRECT)));
         info.set("format_error", f64::from(u8::from(feedback == INVALID)));
+        // Every step is a whole turn.
+        info.set("turn_end", 1.0);
         info.set("turns", self.game.turns as f64);
         Outcome {
             reward,

@@ -303,6 +303,7 @@ impl<P: Puzzle> Task for SingleTurn<P> {
                 scale * (gained + if exact { EXACT_BONUS } else { 0.0 })
             }
         };
+        info.set("turn_end", f64::from(u8::from(complete || malformed)));
         if !(complete || malformed) {
             return Outcome {
                 reward,

@@ -219,6 +219,8 @@ impl Task for TwentyQuestions {
         let named = matches!(feedback, CORRECT | WRONG);
         info.set("success", f64::from(u8::from(feedback == CORRECT)));
         info.set("format_error", f64::from(u8::from(feedback == INVALID)));
+        // Every step is a whole turn.
+        info.set("turn_end", 1.0);
         info.set("turns", game.turns as f64);
         // UFO's measure: wrong names so far, and those the env had already rejected.
         let (wrong, repeated) = wrong_names(&game.transcript[..2 * game.turns]);

@@ -55,6 +55,7 @@ fn questions_are_answered_and_a_wrong_name_ends_the_game() {
         (step.obs[1], step.reward, step.terminated),
         (YES as f32, -0.05, false)
     );
+    assert_eq!(step.info.get("turn_end"), Some(1.0), "every step is a turn");
     let step = env
         .step(&[ask(question("does it live in water?")) as f32])
         .unwrap();

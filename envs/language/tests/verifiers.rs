@@ -122,6 +122,7 @@ fn try_again_gives_another_turn_that_sees_the_wrong_answers() {
             assert_eq!(&step.obs[12..15], &[0.0; 3], "and the answer starts again");
             assert_eq!(step.info.get("wrong_answers"), Some(1.0));
         }
+        assert_eq!(step.info.get("turn_end"), Some(f64::from(u8::from(k == 2))));
     }
     assert!((total - 2.0 / 3.0).abs() < 1e-12);
     let r = answer_and_go_on(&mut env, &tokens("087"));
