@@ -39,7 +39,8 @@ device_proprio_prepare() {
 }
 
 # There: the loaders, then the prepared `proprio` unpacked to /tmp/proprio
-# (this checkout's own build where none was prepared); sets BIN to it.
+# (this checkout's own build where none was prepared); sets BIN to it and
+# OUTDIR ($OUT, or a new folder), and prints the machine the figures come from.
 device_proprio_load() {
     device_gl_load
     BIN=target/debug/proprio
@@ -48,4 +49,6 @@ device_proprio_load() {
         chmod +x /tmp/proprio
         BIN=/tmp/proprio
     fi
+    OUTDIR=${OUT:-$(mktemp -d)}
+    echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo 'no NVIDIA GPU'); $(date -u '+%F %H:%M UTC')"
 }

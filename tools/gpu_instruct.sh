@@ -29,8 +29,6 @@ prepare)
     ;;
 run)
     device_proprio_load
-    OUTDIR=${OUT:-$(mktemp -d)}
-    echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo 'no NVIDIA GPU'); $(date -u '+%F %H:%M UTC')"
     for slice in $SLICES; do
         IFS=: read -r obs groups device backend <<< "$slice"
         name=instruct-${obs/+/-}-$groups-$device-$backend

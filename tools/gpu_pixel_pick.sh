@@ -24,8 +24,6 @@ prepare)
     ;;
 run)
     device_proprio_load
-    OUTDIR=${OUT:-$(mktemp -d)}
-    echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || echo 'no NVIDIA GPU'); $(date -u '+%F %H:%M UTC')"
     for slice in $SLICES; do
         IFS=: read -r envs device backend <<< "$slice"
         name=pixel-pick-$envs-$device-$backend

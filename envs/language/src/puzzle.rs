@@ -313,7 +313,7 @@ impl<P: Puzzle> Task for SingleTurn<P> {
         verdict.report(info);
         let repeated = !exact && turn.attempts.contains(&turn.answer);
         let wrong = turn.attempts.len() + usize::from(!exact && !malformed);
-        let repeats = repeated_answers(&turn.attempts) + usize::from(repeated);
+        let repeats = crate::transcript::repeats(&turn.attempts) + usize::from(repeated);
         info.set("turns", (turn.attempts.len() + 1) as f64);
         info.set("wrong_answers", wrong as f64);
         info.set("repeated_answers", repeats as f64);
@@ -367,11 +367,4 @@ impl<P: Puzzle> Task for SingleTurn<P> {
             }
         }
     }
-}
-
-/// Answers in `attempts` equal to an earlier one.
-fn repeated_answers(attempts: &[Vec<u32>]) -> usize {
-    (0..attempts.len())
-        .filter(|&k| attempts[..k].contains(&attempts[k]))
-        .count()
 }

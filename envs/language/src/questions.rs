@@ -328,10 +328,7 @@ fn wrong_names(transcript: &[u32]) -> (usize, usize) {
         .filter(|turn| turn[1] == WRONG)
         .map(|turn| turn[0])
         .collect();
-    let repeated = (0..wrong.len())
-        .filter(|&k| wrong[..k].contains(&wrong[k]))
-        .count();
-    (wrong.len(), repeated)
+    (wrong.len(), transcript::repeats(&wrong))
 }
 
 fn transcript_line(token: u32, feedback: u32) -> String {
@@ -360,17 +357,29 @@ pub fn worst_case_turns(candidates: u32, memo: &mut HashMap<u32, usize>) -> usiz
     if let Some(&t) = memo.get(&candidates) {
         return t;
     }
-    let best = (0..QUESTIONS.len())
-        .filter_map(|q| {
-            let (yes, no) = split(candidates, q);
-            (yes != 0 && no != 0)
-                .then(|| 1 + worst_case_turns(yes, memo).max(worst_case_turns(no, memo)))
-        })
-        .min()
+    let best = best_question(candidates, memo)
+        .map(|(turns, _)| 1 + turns)
         // Objects no question tells apart (none in the catalogue): named one by one.
         .unwrap_or(candidates.count_ones() as usize);
     memo.insert(candidates, best);
     best
+}
+
+/// The question that splits `candidates` with the fewest worst-case turns
+/// after it (the lowest-numbered on ties), and those turns; `None` if no
+/// question splits them.
+fn best_question(candidates: u32, memo: &mut HashMap<u32, usize>) -> Option<(usize, usize)> {
+    (0..QUESTIONS.len())
+        .filter_map(|q| {
+            let (yes, no) = split(candidates, q);
+            (yes != 0 && no != 0).then(|| {
+                (
+                    worst_case_turns(yes, memo).max(worst_case_turns(no, memo)),
+                    q,
+                )
+            })
+        })
+        .min()
 }
 
 /// The candidates answering question `q` yes, and those answering no.
@@ -433,14 +442,7 @@ impl Solver {
         if candidates.count_ones() <= 1 {
             return name(candidates.trailing_zeros().min(self.objects as u32 - 1) as usize);
         }
-        let cost = |q: usize, memo: &mut HashMap<u32, usize>| {
-            let (yes, no) = split(candidates, q);
-            (yes != 0 && no != 0)
-                .then(|| worst_case_turns(yes, memo).max(worst_case_turns(no, memo)))
-        };
-        (0..QUESTIONS.len())
-            .filter_map(|q| cost(q, &mut self.memo).map(|c| (c, q)))
-            .min()
+        best_question(candidates, &mut self.memo)
             .map_or(name(candidates.trailing_zeros() as usize), |(_, q)| ask(q))
     }
 }

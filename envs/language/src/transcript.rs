@@ -1,5 +1,5 @@
-//! What the multi-turn games share: the bounds of their costs and the
-//! check of a transcript restored from a snapshot.
+//! What the multi-turn games share: the bounds of their costs, the check
+//! of a transcript restored from a snapshot, and UFO's count of repeats.
 
 /// `turn_cost` and `format_penalty` within [0, 0.5], so every reward stays in [−1, 1].
 pub(crate) fn check_costs(turn_cost: f64, format_penalty: f64) -> Result<(), String> {
@@ -22,4 +22,11 @@ pub(crate) fn fits(
     vocab: u32,
 ) -> bool {
     turns <= max_turns && transcript.len() == len && transcript.iter().all(|&t| t < vocab)
+}
+
+/// Items equal to an earlier one (answers said again after being found wrong).
+pub(crate) fn repeats<T: PartialEq>(items: &[T]) -> usize {
+    (0..items.len())
+        .filter(|&k| items[..k].contains(&items[k]))
+        .count()
 }
