@@ -123,6 +123,14 @@ pub fn eval(args: &EvalArgs) -> CliResult {
         if let Some(rate) = evaluation.repeated_answer_rate() {
             println!("  repeated answers: {:.1}% of the wrong ones", 100.0 * rate);
         }
+        if !evaluation.solved_by_turn.is_empty() {
+            let shares: Vec<String> = evaluation
+                .solved_by_turn
+                .iter()
+                .map(|rate| format!("{:.1}%", 100.0 * rate))
+                .collect();
+            println!("  solved within 1, 2, … turns: {}", shares.join(", "));
+        }
     }
     Ok(())
 }

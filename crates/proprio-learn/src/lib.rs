@@ -1,6 +1,6 @@
 //! # proprio-learn
 //!
-//! Learners for Proprio envs on burn 0.22: PPO, SAC, TD3, DSAC-T and GRPO, with checkpoints,
+//! Learners for Proprio envs on burn 0.22: PPO, SAC, TD3, DSAC-T, GRPO and ArCHer, with checkpoints,
 //! metrics and learning curves. Networks run on burn's CPU backend (`flex`)
 //! by default, or on any GPU through `wgpu` (cargo feature `wgpu`); the
 //! algorithm code is the same for both.
@@ -27,7 +27,7 @@ mod train;
 pub mod tuned;
 pub mod video;
 
-pub use algos::{bc, dsac, grpo, offpolicy, ppo, sac, td3};
+pub use algos::{archer, bc, dsac, grpo, offpolicy, ppo, sac, td3};
 pub use base::device::Backend;
 pub use base::error::{LearnError, Result};
 pub use base::grad::clip_global_norm;

@@ -2,7 +2,7 @@
 //! Which algorithm trains on which action space is the table [`LEARNERS`]:
 //! adding an algorithm is its own folder under `algos/` and one line there.
 
-use crate::algos::{bc, dsac, grpo, ppo, sac, td3};
+use crate::algos::{archer, bc, dsac, grpo, ppo, sac, td3};
 use crate::base::device::Backend;
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::evaluation_seed;
@@ -59,6 +59,15 @@ impl Acts {
             Self::Any => true,
         }
     }
+
+    /// What the entry needs, for the error that refuses another space.
+    fn needs(self) -> &'static str {
+        match self {
+            Self::Tokens => "token answers",
+            Self::Box => "a box action space",
+            Self::Any => "an action space",
+        }
+    }
 }
 
 /// How one algorithm makes its defaults and its learner.
@@ -109,6 +118,12 @@ const LEARNERS: &[Entry] = &[
         build: grpo::build,
     },
     Entry {
+        algo: Algo::Archer,
+        acts: Acts::Tokens,
+        defaults: archer::defaults,
+        build: archer::build,
+    },
+    Entry {
         algo: Algo::Bc,
         acts: Acts::Any,
         defaults: bc::defaults,
@@ -121,9 +136,15 @@ fn entry(algo: Algo, action_space: &Space) -> Result<&'static Entry> {
         .iter()
         .find(|e| e.algo == algo && e.acts.admits(action_space))
         .ok_or_else(|| {
+            let needs: Vec<&str> = LEARNERS
+                .iter()
+                .filter(|e| e.algo == algo)
+                .map(|e| e.acts.needs())
+                .collect();
             LearnError::Config(format!(
-                "{} needs a box action space; this env acts in {action_space}",
-                algo.name().to_uppercase()
+                "{} needs {}; this env acts in {action_space}",
+                algo.name().to_uppercase(),
+                needs.join(" or ")
             ))
         })
 }

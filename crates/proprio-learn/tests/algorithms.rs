@@ -302,3 +302,165 @@ fn orthogonal_initialisation_is_orthogonal_with_the_given_gain() {
         orthogonal(3, 5, 1.0, &mut episode_rng(1, 0, 0))
     );
 }
+
+/// ArCHer's pieces on twenty questions, with a small transformer.
+mod archer {
+    use super::*;
+    use burn::optim::AdamConfig;
+    use proprio::Space;
+    use proprio_learn::archer::{ArcherConfig, actor_step, critic_step, q_targets};
+    use proprio_learn::base::polyak::polyak;
+    use proprio_learn::nets::sequence::SequencePolicy;
+    use proprio_learn::nets::turn_critic::TurnCritic;
+    use proprio_learn::replay::Sample;
+
+    /// Twenty questions' tokens (`envs/language/src/questions.rs`).
+    const ASK_0: f32 = 1.0;
+    const NAME_0: f32 = 11.0;
+    const NAME_3: f32 = 14.0;
+    const YES: f32 = 31.0;
+    const CORRECT: f32 = 34.0;
+    /// The transcript's length: 6 turns of (token, feedback).
+    const D: usize = 12;
+
+    fn spaces() -> (Space, Space) {
+        let spec = proprio::registry()
+            .spec("language/twenty-questions-v0", &serde_json::Value::Null)
+            .unwrap();
+        (spec.observation_space, spec.action_space)
+    }
+
+    fn config() -> ArcherConfig {
+        ArcherConfig {
+            d_model: 32,
+            n_heads: 2,
+            n_layers: 1,
+            d_ff: 64,
+            critic_lr: 3e-3,
+            actor_lr: 3e-3,
+            gamma: 0.9,
+            tau: 0.2,
+            ent_coef: 0.0,
+            ..ArcherConfig::default()
+        }
+    }
+
+    /// A transcript of the given (token, feedback) turns, padded.
+    fn transcript(turns: &[f32]) -> Vec<f32> {
+        let mut obs = turns.to_vec();
+        obs.resize(D, 0.0);
+        obs
+    }
+
+    #[test]
+    fn the_q_target_bootstraps_until_the_episode_terminates() {
+        let y = q_targets(&[0.0, 1.0, 0.5], &[0.0, 1.0, 0.0], &[0.5, 0.7, 2.0], 0.9);
+        close(&y, &[0.45, 1.0, 0.5 + 1.8], 1e-6);
+    }
+
+    /// Ask question 0 (yes, reward 0), then name object 0 (right, reward 1,
+    /// the end): the critic's fixed point is Q = V = 1 at the second turn and
+    /// γ · 1 at the first, and TD steps on these two turns reach it.
+    #[test]
+    fn archer_critic_reaches_the_discounted_values_of_a_two_turn_episode() {
+        let (obs_space, action_space) = spaces();
+        let cfg = config();
+        let device = cpu().autodiff();
+        let rng = &mut episode_rng(3, 0, 0);
+        let mut critic =
+            TurnCritic::new(&obs_space, &action_space, &cfg.shape(), &device, rng).unwrap();
+        let mut target = critic.valid();
+        let mut optim = AdamConfig::new().init();
+        let (s1, s2) = (transcript(&[]), transcript(&[ASK_0, YES]));
+        let end = transcript(&[ASK_0, YES, NAME_0, CORRECT]);
+        let batch = Sample {
+            obs: [s1.clone(), s2.clone()].concat(),
+            actions: vec![ASK_0, NAME_0],
+            rewards: vec![0.0, 1.0],
+            next_obs: [s2.clone(), end].concat(),
+            terminated: vec![0.0, 1.0],
+        };
+        // The policy takes the same turns, so V(s) = Q(s, the turn taken).
+        let taken = [ASK_0 as i64, NAME_0 as i64];
+        for _ in 0..400 {
+            let (next, _) =
+                critic_step(critic, &target, &mut optim, &batch, &taken, &cfg, &device).unwrap();
+            critic = next;
+            target = polyak(&critic.valid(), target, cfg.tau);
+        }
+        let obs = [s1, s2].concat();
+        let learned = critic.valid().values(&obs, &taken, 2);
+        for q in learned.q {
+            close(&values(q), &[0.9, 1.0], 0.05);
+        }
+        for v in learned.v {
+            close(&values(v), &[0.9, 1.0], 0.05);
+        }
+    }
+
+    /// At the first turn, naming object 3 pays 1 and every other token 0. A
+    /// critic taught that, then actor steps: the actor's probability of
+    /// naming object 3 rises (it would fall if the advantage's sign were wrong).
+    #[test]
+    fn archer_actor_moves_toward_the_answer_its_critic_values_higher() {
+        let (obs_space, action_space) = spaces();
+        let cfg = config();
+        let device = cpu().autodiff();
+        let rng = &mut episode_rng(4, 0, 0);
+        let mut critic =
+            TurnCritic::new(&obs_space, &action_space, &cfg.shape(), &device, rng).unwrap();
+        let mut actor =
+            SequencePolicy::new(&obs_space, &action_space, &cfg.shape(), &device, rng).unwrap();
+        let mut target = critic.valid();
+        let mut optim = AdamConfig::new().init();
+        let tokens: Vec<f32> = (1..=30).map(|t| t as f32).collect();
+        let n = tokens.len();
+        let s1 = transcript(&[]);
+        let batch = Sample {
+            obs: s1.repeat(n),
+            actions: tokens.clone(),
+            rewards: tokens.iter().map(|&t| f32::from(t == NAME_3)).collect(),
+            next_obs: s1.repeat(n),
+            terminated: vec![1.0; n],
+        };
+        let answers: Vec<i64> = tokens.iter().map(|&t| t as i64).collect();
+        for _ in 0..300 {
+            let (next, _) =
+                critic_step(critic, &target, &mut optim, &batch, &answers, &cfg, &device).unwrap();
+            critic = next;
+            target = polyak(&critic.valid(), target, cfg.tau);
+        }
+        let (q, v) = critic.valid().values(&batch.obs, &answers, n).min();
+        let (q, v) = (values(q), values(v));
+        assert!(q[13] > 0.8 && q[0] < 0.2, "Q learned the payoff: {q:?}");
+        assert!(v[0] < 0.2, "V(s) is the mean payoff, about 1/30: {v:?}");
+        let p_name_3 = |actor: &SequencePolicy| {
+            let (logp, _, _) = actor.valid().score_answers(&s1, &[NAME_3 as i64], 1, 1.0);
+            values(logp)[0].exp()
+        };
+        let before = p_name_3(&actor);
+        let mut actor_optim = AdamConfig::new().init();
+        let critic = critic.valid();
+        let sampling = &mut episode_rng(5, 0, 0);
+        for _ in 0..30 {
+            let (next, stats) = actor_step(
+                actor,
+                &critic,
+                &mut actor_optim,
+                &s1.repeat(64),
+                64,
+                &cfg,
+                sampling,
+                &device,
+            )
+            .unwrap();
+            assert!(stats.baseline_loss.is_finite());
+            actor = next;
+        }
+        let after = p_name_3(&actor);
+        assert!(
+            after > 2.0 * before && after > 0.2,
+            "π(name object 3) went from {before} to {after}"
+        );
+    }
+}

@@ -320,4 +320,24 @@ fn evaluation_reports_turns_and_repeated_answers() {
         (mean("eval_repeated_answer_rate") - 5.0 / 6.0).abs() < 1e-9,
         "{row:?}"
     );
+    assert_eq!(evaluation.solved_by_turn, vec![found; 6]);
+    // Asking first, then naming the dog: solved at the second turn, never the first.
+    let ask = proprio_language::questions::ask(0) as f32;
+    let asking = proprio_learn::evaluate(
+        &source,
+        64,
+        3,
+        None,
+        &mut |obs: &[f32], actions: &mut [f32], _: proprio::ActMode| {
+            for (a, transcript) in actions.iter_mut().zip(obs.chunks_exact(12)) {
+                *a = if transcript[0] == 0.0 { ask } else { dog };
+            }
+            Ok(())
+        },
+    )
+    .unwrap();
+    let by_turn = &asking.solved_by_turn;
+    assert_eq!(by_turn.len(), 6);
+    assert_eq!(by_turn[0], 0.0);
+    assert!((by_turn[1] - found).abs() < 1e-9 && by_turn[5] == by_turn[1], "{by_turn:?}");
 }

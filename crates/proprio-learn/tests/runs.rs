@@ -43,6 +43,11 @@ fn tiny_grpo() -> Value {
     json!({"group_size": 4, "groups": 4, "total_steps": 160, "eval_every": 80, "eval_episodes": 4, "d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32, "hidden": [16], "anneal_lr": false})
 }
 
+/// ArCHer on twenty questions: critic from the second iteration, actor from the fourth.
+fn tiny_archer() -> Value {
+    json!({"num_envs": 8, "batch_size": 16, "learning_starts": 8, "actor_starts": 24, "total_steps": 96, "log_every": 8, "eval_every": 48, "eval_episodes": 4, "d_model": 16, "n_heads": 2, "n_layers": 1, "d_ff": 32})
+}
+
 fn tiny_ppo() -> Value {
     json!({"num_steps": 32, "total_steps": 1024, "eval_every": 512, "eval_episodes": 2, "hidden": [16, 16], "anneal_lr": false})
 }
@@ -84,6 +89,7 @@ fn same_seed_gives_an_identical_metrics_file() {
         (Algo::Grpo, "language/jigsaw-v0", tiny_grpo()),
         (Algo::Grpo, "language/guess-number-v0", tiny_grpo()),
         (Algo::Ppo, "language/arithmetic-v0", tiny_grpo()),
+        (Algo::Archer, "language/twenty-questions-v0", tiny_archer()),
         (
             Algo::Grpo,
             "classic/cartpole-v1",
@@ -213,6 +219,31 @@ fn a_group_run_resumes_where_an_uninterrupted_run_would_be() {
         "policy, reference, optimizer, envs and generator carry over"
     );
     assert!(rows(&whole).iter().any(|r| r.contains_key("kl_ref")));
+}
+
+#[test]
+fn an_archer_run_resumes_where_an_uninterrupted_run_would_be() {
+    let dir = Scratch::new("learn-resume-archer");
+    let env = "language/twenty-questions-v0";
+    let whole = train(request(Algo::Archer, env, tiny_archer(), dir.join("whole"))).unwrap();
+    let mut half = tiny_archer();
+    half["total_steps"] = json!(48);
+    let part = train(request(Algo::Archer, env, half, dir.join("part"))).unwrap();
+    resume(part.clone(), Some(96)).unwrap();
+    assert_eq!(
+        rows(&part),
+        rows(&whole),
+        "actor, critics, targets, optimizers, replay, envs and generator carry over"
+    );
+    let last = rows(&whole).last().cloned().unwrap();
+    assert!(last.contains_key("q_loss") && last.contains_key("policy_loss"));
+    // The checkpoint answers as the policy the last evaluation measured.
+    let evaluation = Policy::load(&whole)
+        .unwrap()
+        .evaluate(4, 7 + 1_000_003, true)
+        .unwrap();
+    let eval_return = last["eval_return"].as_f64().unwrap();
+    assert!((evaluation.mean_return() - eval_return).abs() < 1e-6);
 }
 
 #[test]

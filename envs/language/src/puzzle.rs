@@ -105,7 +105,7 @@ pub struct Turn<I> {
 }
 
 /// A puzzle's config, and how many answers an episode allows (one JSON
-/// object: the puzzle's keys beside `max_turns` and `turn_decay`).
+/// object: the puzzle's keys beside `max_turns`, `turn_decay` and `try_again`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnsConfig<C> {
     /// The puzzle's own keys.
@@ -115,6 +115,10 @@ pub struct TurnsConfig<C> {
     pub max_turns: usize,
     /// Scale of every reward of a later turn, per turn (0–1).
     pub turn_decay: f64,
+    /// A wrong answer gets another turn; `false` ends the episode at the
+    /// first answer while the observation keeps `max_turns`' layout (the
+    /// single-turn training a "try again" evaluation is compared with).
+    pub try_again: bool,
 }
 
 fn one_turn() -> usize {
@@ -133,11 +137,12 @@ impl<C: Serialize> Serialize for TurnsConfig<C> {
         };
         keys.insert("max_turns".into(), Value::from(self.max_turns));
         keys.insert("turn_decay".into(), Value::from(self.turn_decay));
+        keys.insert("try_again".into(), Value::from(self.try_again));
         keys.serialize(s)
     }
 }
 
-/// Reads the two keys of its own and gives the rest to the puzzle's config,
+/// Reads the three keys of its own and gives the rest to the puzzle's config,
 /// which rejects keys it does not know (serde's `flatten` would hide them).
 impl<'de, C: DeserializeOwned> Deserialize<'de> for TurnsConfig<C> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -154,11 +159,16 @@ impl<'de, C: DeserializeOwned> Deserialize<'de> for TurnsConfig<C> {
             Some(v) => f64::deserialize(v).map_err(D::Error::custom)?,
             None => half(),
         };
+        let try_again = match take("try_again") {
+            Some(v) => bool::deserialize(v).map_err(D::Error::custom)?,
+            None => true,
+        };
         let puzzle = C::deserialize(Value::Object(keys)).map_err(D::Error::custom)?;
         Ok(Self {
             puzzle,
             max_turns,
             turn_decay,
+            try_again,
         })
     }
 }
@@ -169,6 +179,7 @@ impl<C: Default> Default for TurnsConfig<C> {
             puzzle: C::default(),
             max_turns: one_turn(),
             turn_decay: half(),
+            try_again: true,
         }
     }
 }
@@ -185,6 +196,7 @@ pub struct SingleTurn<P: Puzzle> {
     prompt: Vec<f32>,
     max_turns: usize,
     turn_decay: f64,
+    try_again: bool,
 }
 
 impl<P: Puzzle> SingleTurn<P> {
@@ -229,6 +241,7 @@ impl<P: Puzzle> Task for SingleTurn<P> {
             turn: None,
             max_turns: config.max_turns,
             turn_decay: config.turn_decay,
+            try_again: config.try_again,
         })
     }
 
@@ -317,7 +330,8 @@ impl<P: Puzzle> Task for SingleTurn<P> {
         info.set("turns", (turn.attempts.len() + 1) as f64);
         info.set("wrong_answers", wrong as f64);
         info.set("repeated_answers", repeats as f64);
-        let again = !exact && !malformed && turn.attempts.len() + 1 < self.max_turns;
+        let again =
+            self.try_again && !exact && !malformed && turn.attempts.len() + 1 < self.max_turns;
         if again {
             turn.attempts.push(std::mem::take(&mut turn.answer));
             turn.credit = 0.0;

@@ -155,6 +155,11 @@ fn try_again_gives_another_turn_that_sees_the_wrong_answers() {
     answer_and_go_on(&mut env, &tokens("111"));
     let (_, success, _) = answer_tokens(&mut env, &tokens("111"));
     assert_eq!(success, 0.0);
+    // Without try-again the first wrong answer ends the episode, the layout kept.
+    let (mut env, _) = arithmetic(json!({"max_turns": 5, "try_again": false}), 42, 44);
+    assert_eq!(env.spec().observation_space.flat_dim(), 6 + 4 * 3 + 3);
+    let (_, success, _) = answer_tokens(&mut env, &tokens("111"));
+    assert_eq!(success, 0.0);
     for bad in [
         json!({"max_turns": 0}),
         json!({"turn_decay": 1.5}),

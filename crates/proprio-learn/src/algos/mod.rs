@@ -1,6 +1,7 @@
 //! The algorithms, each in its own folder; none imports another. The
 //! off-policy ones share one replay loop (`offpolicy`).
 
+pub mod archer;
 pub mod bc;
 pub mod dsac;
 pub mod grpo;

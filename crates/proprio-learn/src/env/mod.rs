@@ -347,6 +347,10 @@ pub struct Evaluation {
     /// Every key of the episodes' last `info`, averaged over the episodes that
     /// report it: success per instruction template, turns used, …
     pub infos: BTreeMap<String, f64>,
+    /// Share of the episodes solved within `k + 1` turns, for `k` up to the
+    /// most turns an episode used (envs whose last `info` has `success` and `turns`;
+    /// UFO's success after k turns).
+    pub solved_by_turn: Vec<f64>,
 }
 
 impl Evaluation {
@@ -367,6 +371,9 @@ impl Evaluation {
         }
         if let Some(rate) = self.repeated_answer_rate() {
             row.insert("eval_repeated_answer_rate".into(), Value::from(rate));
+        }
+        for (k, rate) in self.solved_by_turn.iter().enumerate() {
+            row.insert(format!("eval_solved_within_{}", k + 1), Value::from(*rate));
         }
     }
 
@@ -438,6 +445,34 @@ pub fn evaluation_options(backend: Backend) -> VecOptions {
     }
 }
 
+/// How an evaluation episode ended.
+#[derive(Debug, Clone, Copy)]
+struct End {
+    ret: f64,
+    model_return: f64,
+    success: Option<f64>,
+    turns: Option<f64>,
+}
+
+/// Share of `ends` solved within 1, 2, … turns, up to the most turns used;
+/// empty unless every episode reports `success` and `turns`.
+fn solved_by_turn(ends: &[End]) -> Vec<f64> {
+    let Some(used) = ends
+        .iter()
+        .map(|e| e.success.zip(e.turns))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Vec::new();
+    };
+    let most = used.iter().map(|&(_, t)| t.ceil() as usize).max().unwrap_or(0);
+    (1..=most)
+        .map(|k| {
+            let solved = used.iter().filter(|&&(s, t)| s > 0.0 && t <= k as f64).count();
+            solved as f64 / used.len() as f64
+        })
+        .collect()
+}
+
 /// Runs one episode in every env of `venv` (next-step autoreset) with a fixed
 /// agent acting deterministically.
 pub fn evaluate_on(
@@ -453,7 +488,7 @@ pub fn evaluate_on(
     }
     let action_dim = venv.spec().action_space.flat_dim();
     let mut actions = vec![0.0; episodes * action_dim];
-    let mut ends: Vec<Option<(f64, f64, Option<f64>)>> = vec![None; episodes];
+    let mut ends: Vec<Option<End>> = vec![None; episodes];
     let (mut returns, mut model_returns) = (vec![0.0; episodes], vec![0.0; episodes]);
     let mut modelled = false;
     // Sum and count of each info key over the episodes that reported it.
@@ -472,7 +507,12 @@ pub fn evaluate_on(
                 returns[i] += task.unwrap_or(f64::from(b.reward[i]));
                 model_returns[i] += info.get(MODEL_REWARD).unwrap_or(0.0);
                 if b.done(i) {
-                    *slot = Some((returns[i], model_returns[i], info.get("success")));
+                    *slot = Some(End {
+                        ret: returns[i],
+                        model_return: model_returns[i],
+                        success: info.get("success"),
+                        turns: info.get("turns"),
+                    });
                     for (key, value) in info.iter() {
                         let (sum, count) = infos.entry(key.to_string()).or_default();
                         *sum += value;
@@ -482,13 +522,14 @@ pub fn evaluate_on(
             }
         }
     }
-    let ends: Vec<(f64, f64, Option<f64>)> = ends.into_iter().flatten().collect();
-    let successes: Option<Vec<f64>> = ends.iter().map(|e| e.2).collect();
+    let ends: Vec<End> = ends.into_iter().flatten().collect();
+    let successes: Option<Vec<f64>> = ends.iter().map(|e| e.success).collect();
     Ok(Evaluation {
-        returns: ends.iter().map(|e| e.0).collect(),
+        returns: ends.iter().map(|e| e.ret).collect(),
         success_rate: successes
             .map(|s| s.iter().filter(|v| **v > 0.0).count() as f64 / s.len() as f64),
-        model_returns: modelled.then(|| ends.iter().map(|e| e.1).collect()),
+        model_returns: modelled.then(|| ends.iter().map(|e| e.model_return).collect()),
+        solved_by_turn: solved_by_turn(&ends),
         infos: infos
             .into_iter()
             .map(|(key, (sum, count))| (key, sum / count as f64))

@@ -8,6 +8,7 @@ use crate::base::error::Result;
 use crate::base::tensor::{host, matrix};
 use crate::nets::actor_critic::{ActorCritic, AgentShape};
 use crate::nets::head::{ActionHead, log_sum_exp};
+use crate::nets::kv_cache::KvCache;
 use crate::nets::sequence::SequencePolicy;
 use burn::module::Module;
 use burn::prelude::*;
@@ -49,6 +50,19 @@ pub trait Actor: Module {
         greedy: bool,
         rng: &mut EnvRng,
     ) -> Result<Sampled>;
+    /// What the actor keeps between the steps of its envs (the sequence
+    /// policy's [`KvCache`]; `()` for an MLP). One per set of weights.
+    type Cache: Default;
+    /// [`Actor::sample`] for the envs `slots` (one per observation row), reusing and updating `cache`.
+    fn sample_in(
+        &self,
+        obs: &[f32],
+        slots: &[usize],
+        cache: &mut Self::Cache,
+        temperature: f32,
+        greedy: bool,
+        rng: &mut EnvRng,
+    ) -> Result<Sampled>;
     /// Scores `n` stored actions under the current weights.
     fn score(&self, obs: &[f32], stored: &[f32], n: usize, temperature: f32) -> Scores;
     /// Tokens a stored action answers with (its length before padding); 1 for control actions.
@@ -56,8 +70,28 @@ pub trait Actor: Module {
 }
 
 impl Actor for SequencePolicy {
+    type Cache = KvCache;
+
     fn units(&self) -> usize {
         self.answer_len()
+    }
+
+    fn sample_in(
+        &self,
+        obs: &[f32],
+        slots: &[usize],
+        cache: &mut KvCache,
+        temperature: f32,
+        greedy: bool,
+        rng: &mut EnvRng,
+    ) -> Result<Sampled> {
+        let (tokens, logp) = self.generate_cached(obs, slots, cache, temperature, greedy, rng)?;
+        let stored: Vec<f32> = tokens.iter().map(|&t| t as f32).collect();
+        Ok(Sampled {
+            actions: stored.clone(),
+            stored,
+            logp,
+        })
     }
 
     fn stored_width(&self) -> usize {
@@ -72,13 +106,9 @@ impl Actor for SequencePolicy {
         greedy: bool,
         rng: &mut EnvRng,
     ) -> Result<Sampled> {
-        let (tokens, logp) = self.generate(obs, n, temperature, greedy, rng)?;
-        let stored: Vec<f32> = tokens.iter().map(|&t| t as f32).collect();
-        Ok(Sampled {
-            actions: stored.clone(),
-            stored,
-            logp,
-        })
+        let slots: Vec<usize> = (0..n).collect();
+        let cache = &mut KvCache::default();
+        self.sample_in(obs, &slots, cache, temperature, greedy, rng)
     }
 
     fn score(&self, obs: &[f32], stored: &[f32], n: usize, temperature: f32) -> Scores {
@@ -131,8 +161,22 @@ impl ControlPolicy {
 }
 
 impl Actor for ControlPolicy {
+    type Cache = ();
+
     fn units(&self) -> usize {
         self.head.units()
+    }
+
+    fn sample_in(
+        &self,
+        obs: &[f32],
+        slots: &[usize],
+        _cache: &mut (),
+        temperature: f32,
+        greedy: bool,
+        rng: &mut EnvRng,
+    ) -> Result<Sampled> {
+        self.sample(obs, slots.len(), temperature, greedy, rng)
     }
 
     fn stored_width(&self) -> usize {

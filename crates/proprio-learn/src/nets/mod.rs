@@ -1,6 +1,6 @@
 //! Networks, apart from the algorithms that train them: MLPs, action heads,
 //! image encoders, the instruction encoder, the actor-critic, squashed and deterministic actors, twin
-//! critics, and the transformer sequence policy.
+//! critics, the transformer sequence policy and the turn critic of multi-turn answers.
 
 pub mod acting;
 pub mod actor;
@@ -10,8 +10,10 @@ pub mod deterministic;
 pub mod encoder;
 pub mod head;
 pub mod instruction;
+pub mod kv_cache;
 pub mod layout;
 pub mod mlp;
 pub mod sequence;
 pub mod squashed;
 pub mod transformer;
+pub mod turn_critic;

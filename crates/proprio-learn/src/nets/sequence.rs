@@ -1,9 +1,11 @@
 //! A small decoder-only transformer over a task's vocabulary, with an
 //! optional image-patch encoder: the policy for token-answer tasks.
 //!
-//! The input is `[patches…, prompt tokens…, START, answer tokens…]`. The
-//! prompt (patches and tokens) attends both ways, the answer causally
-//! (a prefix LM); token `t` of the answer is read at the position before
+//! The input is `[patches…, observation tokens…, START, answer tokens…]`.
+//! Image patches attend to one another both ways; every token attends to
+//! the patches and the tokens before it (causally), so a transcript that
+//! grows turn by turn keeps its keys and values and sampling can cache
+//! them ([`KvCache`]). Token `t` of the answer is read at the position before
 //! it. Attention adds a learned bias per relative distance (`transformer.rs`)
 //! to the learned absolute positions. A value head on the same positions
 //! gives token-level values for PPO.
@@ -11,7 +13,8 @@
 use crate::base::error::{LearnError, Result};
 use crate::nets::head::{argmax, sample_index, standard_normal};
 use crate::nets::layout::Layout;
-use crate::nets::transformer::Transformer;
+use crate::nets::kv_cache::KvCache;
+use crate::nets::transformer::{Attend, KeysValues, Transformer};
 use burn::module::{ModuleMapper, Param};
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
@@ -118,46 +121,177 @@ impl SequencePolicy {
         let device = self.device();
         let (ids, pixels) = self.layout.split(obs, n);
         let np = self.layout.patches;
-        let longest = ids.iter().map(Vec::len).max().unwrap_or(0);
-        let width = longest + t;
-        let mut seq: Vec<i64> = Vec::with_capacity(n * width);
-        let mut starts = Vec::with_capacity(n);
-        for (i, row) in ids.iter().enumerate() {
-            starts.push(np + row.len());
-            seq.extend_from_slice(row);
-            seq.push(start_token(self.vocab));
-            seq.extend_from_slice(&answer[i * (t - 1)..(i + 1) * (t - 1)]);
-            seq.resize((i + 1) * width, 0);
-        }
-        let ids = Tensor::<2, Int>::from_data(TensorData::new(seq, [n, width]), &device);
-        let mut x = self.tokens.forward(ids);
-        if let Some(patches) = &self.patches {
-            let pd = self.layout.patch_dim;
-            let p = Tensor::<3>::from_data(TensorData::new(pixels, [n, np, pd]), &device);
-            x = Tensor::cat(vec![patches.forward(p), x], 1);
-        }
-        let length = np + width;
-        let d = self.positions.val().dims()[1];
-        x = x + self
-            .positions
-            .val()
-            .slice([0..length, 0..d])
-            .unsqueeze::<3>();
-        // Masked: padding keys, and answer keys later than the query (a prefix LM).
-        let mut mask = Vec::with_capacity(n * length * length);
-        for &start in &starts {
-            let end = start + t;
-            for i in 0..length {
-                mask.extend((0..length).map(|j| j >= end || (j > i && j > start)));
-            }
-        }
-        let h = self.blocks.forward(x, &mask);
-        let index: Vec<i64> = starts
+        let fed: Vec<Fed> = ids
             .iter()
-            .flat_map(|&s| (s..s + t).flat_map(|k| std::iter::repeat_n(k as i64, d)))
+            .enumerate()
+            .map(|(i, row)| Fed {
+                first: 0,
+                ids: self.stream_ids(row, 0, &answer[i * (t - 1)..(i + 1) * (t - 1)]),
+            })
+            .collect();
+        let (h, _) = self.run(&fed, pixels, None);
+        let d = h.dims()[2];
+        let index: Vec<i64> = ids
+            .iter()
+            .flat_map(|row| {
+                let start = np + row.len();
+                (start..start + t).flat_map(|k| std::iter::repeat_n(k as i64, d))
+            })
             .collect();
         let index = Tensor::<3, Int>::from_data(TensorData::new(index, [n, t, d]), &device);
         self.norm.forward(h.gather(1, index))
+    }
+
+    /// What a row feeds from absolute position `first` on: patch slots
+    /// (their embeddings come from the pixels), its tokens, START, `answer`.
+    fn stream_ids(&self, tokens: &[i64], first: usize, answer: &[i64]) -> Vec<i64> {
+        let np = self.layout.patches;
+        let mut ids = vec![0; np.saturating_sub(first)];
+        ids.extend_from_slice(&tokens[first.saturating_sub(np)..]);
+        ids.push(start_token(self.vocab));
+        ids.extend_from_slice(answer);
+        ids
+    }
+
+    /// Runs the transformer over each row's new positions, which read the
+    /// `past` keys and values (`[n, heads, C, d/heads]` per layer, row i's
+    /// first `fed[i].first` valid) and each other. Image patches (positions
+    /// below `patches`) read one another both ways; every other position
+    /// reads only those before it, so a position's keys and values never
+    /// change as a transcript grows, and a cache of them is exact.
+    /// Returns the outputs `[n, M, d]` and every layer's new keys and values.
+    fn run(
+        &self,
+        fed: &[Fed],
+        pixels: Vec<f32>,
+        past: Option<(&[KeysValues], usize)>,
+    ) -> (Tensor<3>, Vec<KeysValues>) {
+        let device = self.device();
+        let n = fed.len();
+        let np = self.layout.patches;
+        let m = fed.iter().map(|f| f.ids.len()).max().unwrap_or(0);
+        let mut ids = Vec::with_capacity(n * m);
+        let mut queries = Vec::with_capacity(n * m);
+        let mut is_patch = Vec::with_capacity(n * m);
+        for f in fed {
+            ids.extend_from_slice(&f.ids);
+            ids.resize(ids.len() + m - f.ids.len(), 0);
+            queries.extend((0..m).map(|s| if s < f.ids.len() { f.first + s } else { 0 }));
+            is_patch.extend((0..m).map(|s| f32::from(u8::from(f.first + s < np && s < f.ids.len()))));
+        }
+        let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [n, m]), &device);
+        let mut x = self.tokens.forward(ids);
+        let d = x.dims()[2];
+        if let Some(patches) = &self.patches
+            && fed.iter().any(|f| f.first < np)
+        {
+            let pd = self.layout.patch_dim;
+            let p = Tensor::<3>::from_data(TensorData::new(pixels, [n, np, pd]), &device);
+            let p = Tensor::cat(vec![patches.forward(p), Tensor::zeros([n, m - np, d], &device)], 1);
+            let mask = Tensor::<3>::from_data(TensorData::new(is_patch, [n, m, 1]), &device);
+            x = x * mask.clone().neg().add_scalar(1.0) + p * mask;
+        }
+        let at = Tensor::<1, Int>::from_data(
+            TensorData::new(queries.iter().map(|&q| q as i64).collect::<Vec<_>>(), [n * m]),
+            &device,
+        );
+        x = x + self.positions.val().select(0, at).reshape([n, m, d]);
+        let c = past.map_or(0, |(_, c)| c);
+        let k = c + m;
+        let mut keys = Vec::with_capacity(n * k);
+        let mut masked = Vec::with_capacity(n * m * k);
+        for (i, f) in fed.iter().enumerate() {
+            let own = &queries[i * m..(i + 1) * m];
+            keys.extend(0..c);
+            keys.extend_from_slice(own);
+            let len = f.ids.len();
+            for (s, &q) in own.iter().enumerate() {
+                masked.extend((0..c).map(|j| j >= f.first));
+                masked.extend(
+                    own.iter()
+                        .enumerate()
+                        .map(|(r, &key)| r >= len || !(r <= s || (q < np && key < np))),
+                );
+            }
+        }
+        let attend = Attend {
+            queries,
+            keys,
+            masked,
+        };
+        self.blocks
+            .forward_cached(x, &attend, past.map(|(kv, _)| kv))
+    }
+
+    /// Logits `[n, vocab]` of the next answer token after `prefix` (`[n × t]`), from a full forward.
+    pub fn next_logits(&self, obs: &[f32], n: usize, prefix: &[i64], t: usize) -> Tensor<2> {
+        let h = self.hidden(obs, n, prefix, t + 1);
+        let d = h.dims()[2];
+        self.logits
+            .forward(h.slice([0..n, t..t + 1, 0..d]))
+            .reshape([n, self.vocab])
+    }
+
+    /// [`Self::next_logits`] for the envs `slots`, reading only what `cache`
+    /// does not hold for them (and keeping what they read, for their next call).
+    pub fn next_logits_cached(
+        &self,
+        obs: &[f32],
+        slots: &[usize],
+        cache: &mut KvCache,
+        prefix: &[i64],
+        t: usize,
+    ) -> Result<Tensor<2>> {
+        let device = self.device();
+        let n = slots.len();
+        let (ids, pixels) = self.layout.split(obs, n);
+        let np = self.layout.patches;
+        let pd = np * self.layout.patch_dim;
+        let fed: Vec<Fed> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, row)| {
+                let first = cache.reusable(slots[i], &pixels[i * pd..(i + 1) * pd], row, np);
+                Fed {
+                    first,
+                    ids: self.stream_ids(row, first, &prefix[i * t..(i + 1) * t]),
+                }
+            })
+            .collect();
+        let d = self.positions.val().dims()[1];
+        let past = cache.past(slots, self.blocks.layers(), d, &device);
+        let heads = self.blocks.heads();
+        let views: Option<Vec<KeysValues>> = past.as_ref().map(|(kv, c)| {
+            kv.iter()
+                .map(|(k, v)| {
+                    let split = |x: &Tensor<3>| x.clone().reshape([n, *c, heads, d / heads]).swap_dims(1, 2);
+                    (split(k), split(v))
+                })
+                .collect()
+        });
+        let c = past.as_ref().map_or(0, |(_, c)| *c);
+        let (h, new) = self.run(&fed, pixels.clone(), views.as_deref().map(|kv| (kv, c)));
+        let m = h.dims()[1];
+        let mut layers = Vec::with_capacity(new.len());
+        for (k, v) in new {
+            let flat = |x: Tensor<4>| crate::base::tensor::host(x.swap_dims(1, 2).reshape([n, m, d]));
+            layers.push((flat(k)?, flat(v)?));
+        }
+        let mut read = Vec::with_capacity(n * d);
+        for (i, f) in fed.iter().enumerate() {
+            let stream = np + ids[i].len();
+            let new_positions = stream - f.first;
+            let rows = i * m * d..(i * m + new_positions) * d;
+            let kept: Vec<(&[f32], &[f32])> = layers
+                .iter()
+                .map(|(k, v)| (&k[rows.clone()], &v[rows.clone()]))
+                .collect();
+            cache.keep(slots[i], &pixels[i * pd..(i + 1) * pd], &ids[i], stream, &kept);
+            read.extend(std::iter::repeat_n((new_positions + t) as i64, d));
+        }
+        let index = Tensor::<3, Int>::from_data(TensorData::new(read, [n, 1, d]), &device);
+        let h = self.norm.forward(h.gather(1, index));
+        Ok(self.logits.forward(h).reshape([n, self.vocab]))
     }
 
     /// Log-probabilities `[n, A]`, entropies `[n, A]` and values `[n, A]` of the answers
@@ -190,6 +324,21 @@ impl SequencePolicy {
         (logp, entropy, value)
     }
 
+    /// ArCHer's turn values, read by the value head: at START it has seen
+    /// only the observation (V(s)); after the whole answer, both (Q(s, a)).
+    /// A critic is built with one answer slot more than the answers it
+    /// scores, so `answers` is `[n × (slots − 1)]`. Returns `(q, v)`, `[n]` each.
+    pub fn turn_values(&self, obs: &[f32], answers: &[i64], n: usize) -> (Tensor<1>, Tensor<1>) {
+        let t = self.answer_len;
+        let values = self
+            .value
+            .forward(self.hidden(obs, n, answers, t))
+            .squeeze_dim::<2>(2);
+        let v = values.clone().slice([0..n, 0..1]).reshape([n]);
+        let q = values.slice([0..n, t - 1..t]).reshape([n]);
+        (q, v)
+    }
+
     /// Generates one answer per observation, token by token: sampled at
     /// `temperature` from `rng`, or the most likely token when `greedy`.
     /// Returns the tokens `[n × A]` and their log-probabilities `[n × A]`.
@@ -201,7 +350,22 @@ impl SequencePolicy {
         greedy: bool,
         rng: &mut EnvRng,
     ) -> Result<(Vec<i64>, Vec<f32>)> {
-        let a = self.answer_len;
+        let slots: Vec<usize> = (0..n).collect();
+        self.generate_cached(obs, &slots, &mut KvCache::default(), temperature, greedy, rng)
+    }
+
+    /// [`Self::generate`] for the envs `slots`, with the keys and values
+    /// `cache` keeps for them between steps (one cache per set of weights).
+    pub fn generate_cached(
+        &self,
+        obs: &[f32],
+        slots: &[usize],
+        cache: &mut KvCache,
+        temperature: f32,
+        greedy: bool,
+        rng: &mut EnvRng,
+    ) -> Result<(Vec<i64>, Vec<f32>)> {
+        let (n, a) = (slots.len(), self.answer_len);
         let mut answers = vec![0i64; n * a];
         let mut logps = vec![0.0f32; n * a];
         let mut prefix: Vec<i64> = Vec::with_capacity(n * a);
@@ -210,11 +374,8 @@ impl SequencePolicy {
             for i in 0..n {
                 prefix.extend_from_slice(&answers[i * a..i * a + t]);
             }
-            let h = self.hidden(obs, n, &prefix, t + 1);
-            let d = h.dims()[2];
-            let last = h.slice([0..n, t..t + 1, 0..d]);
-            let logits = self.logits.forward(last).div_scalar(temperature);
-            let log_pi = crate::base::tensor::host(log_softmax(logits, 2))?;
+            let logits = self.next_logits_cached(obs, slots, cache, &prefix, t)?;
+            let log_pi = crate::base::tensor::host(log_softmax(logits.div_scalar(temperature), 1))?;
             for (i, row) in log_pi.chunks_exact(self.vocab).enumerate() {
                 let token = if greedy {
                     argmax(row)
@@ -227,6 +388,14 @@ impl SequencePolicy {
         }
         Ok((answers, logps))
     }
+}
+
+/// What one row feeds the transformer in one call: its positions from `first` on.
+struct Fed {
+    /// Absolute position of the first fed position (those before it are cached).
+    first: usize,
+    /// Token id of every fed position (0 at image patches).
+    ids: Vec<i64>,
 }
 
 /// GPT-2's initialisation drawn on the host: weights N(0, 0.02²), biases and

@@ -46,33 +46,49 @@ impl Block {
         }
     }
 
-    /// `x` `[n, l, d]`; `bias` `[n, heads, l, l]` added to the attention scores.
-    fn forward(&self, x: Tensor<3>, bias: Tensor<4>) -> Tensor<3> {
-        let [n, l, d] = x.dims();
+    /// The new positions `x` `[n, m, d]` read the `past` keys and values
+    /// `[n, heads, k, d/heads]` (if any) and their own; `bias` `[n, heads, m, k + m]`
+    /// is added to the attention scores. Returns the outputs and the new positions' keys and values.
+    fn forward(
+        &self,
+        x: Tensor<3>,
+        past: Option<&KeysValues>,
+        bias: Tensor<4>,
+    ) -> (Tensor<3>, KeysValues) {
+        let [n, m, d] = x.dims();
         let heads = bias.dims()[1];
         let h = self.attention_norm.forward(x.clone());
         let split = |linear: &Linear| {
             linear
                 .forward(h.clone())
-                .reshape([n, l, heads, d / heads])
+                .reshape([n, m, heads, d / heads])
                 .swap_dims(1, 2)
+        };
+        let new = (split(&self.key), split(&self.value));
+        let (keys, values) = match past {
+            Some((k, v)) => (
+                Tensor::cat(vec![k.clone(), new.0.clone()], 2),
+                Tensor::cat(vec![v.clone(), new.1.clone()], 2),
+            ),
+            None => new.clone(),
         };
         let context = attention(
             split(&self.query),
-            split(&self.key),
-            split(&self.value),
+            keys,
+            values,
             None,
             Some(bias),
             AttentionModuleOptions::default(),
         )
         .swap_dims(1, 2)
-        .reshape([n, l, d]);
+        .reshape([n, m, d]);
         let x = x + self.output.forward(context);
         let h = self.feed_forward_norm.forward(x.clone());
-        x.clone()
+        let out = x.clone()
             + self
                 .feed_forward_out
-                .forward(gelu(self.feed_forward_in.forward(h)))
+                .forward(gelu(self.feed_forward_in.forward(h)));
+        (out, new)
     }
 }
 
@@ -105,30 +121,89 @@ impl Transformer {
         }
     }
 
-    /// Runs the blocks over `x` `[n, l, d]`; `masked[i·l² + q·l + k]` hides key `k` from query `q` in row `i`.
+    /// Runs the blocks over `x` `[n, l, d]`, positions `0..l` in every row;
+    /// `masked[i·l² + q·l + k]` hides key `k` from query `q` in row `i`.
     pub fn forward(&self, x: Tensor<3>, masked: &[bool]) -> Tensor<3> {
         let [n, l, _] = x.dims();
+        let positions: Vec<usize> = (0..n).flat_map(|_| 0..l).collect();
+        let attend = Attend {
+            queries: positions.clone(),
+            keys: positions,
+            masked: masked.to_vec(),
+        };
+        self.forward_cached(x, &attend, None).0
+    }
+
+    /// Runs the blocks over the new positions `x` `[n, m, d]`, which read
+    /// every layer's `past` keys and values (if any) and their own, as
+    /// `attend` says. Returns the outputs and every layer's keys and values
+    /// of the new positions (`[n, heads, m, d/heads]` each).
+    pub fn forward_cached(
+        &self,
+        x: Tensor<3>,
+        attend: &Attend,
+        past: Option<&[KeysValues]>,
+    ) -> (Tensor<3>, Vec<KeysValues>) {
+        let [n, m, _] = x.dims();
         let device = x.device();
         let heads = self.relative.dims()[0];
-        let columns: Vec<i64> = (0..l)
-            .flat_map(|q| (0..l).map(move |k| (self.max_len - 1 + q - k) as i64))
+        let k = attend.keys.len() / n.max(1);
+        let columns: Vec<i64> = (0..n)
+            .flat_map(|i| {
+                let queries = &attend.queries[i * m..(i + 1) * m];
+                let keys = &attend.keys[i * k..(i + 1) * k];
+                queries.iter().flat_map(move |&q| {
+                    keys.iter()
+                        .map(move |&key| (self.max_len - 1 + q - key) as i64)
+                })
+            })
             .collect();
-        let columns = Tensor::<1, Int>::from_data(TensorData::new(columns, [l * l]), &device);
+        let columns = Tensor::<1, Int>::from_data(TensorData::new(columns, [n * m * k]), &device);
         let relative = self
             .relative
             .val()
             .select(1, columns)
-            .reshape([1, heads, l, l]);
-        let mask: Vec<f32> = masked
+            .reshape([heads, n, m, k])
+            .swap_dims(0, 1);
+        let mask: Vec<f32> = attend
+            .masked
             .iter()
-            .map(|&m| if m { MASKED } else { 0.0 })
+            .map(|&hidden| if hidden { MASKED } else { 0.0 })
             .collect();
-        let mask = Tensor::<4>::from_data(TensorData::new(mask, [n, 1, l, l]), &device);
+        let mask = Tensor::<4>::from_data(TensorData::new(mask, [n, 1, m, k]), &device);
         let bias = relative + mask;
-        self.blocks
-            .iter()
-            .fold(x, |x, block| block.forward(x, bias.clone()))
+        let mut kv = Vec::with_capacity(self.blocks.len());
+        let mut x = x;
+        for (layer, block) in self.blocks.iter().enumerate() {
+            let (out, new) = block.forward(x, past.map(|p| &p[layer]), bias.clone());
+            x = out;
+            kv.push(new);
+        }
+        (x, kv)
     }
+
+    /// Layers of the stack.
+    pub fn layers(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Attention heads per layer.
+    pub fn heads(&self) -> usize {
+        self.relative.dims()[0]
+    }
+}
+
+/// One layer's keys and values, `[n, heads, positions, d/heads]` each.
+pub type KeysValues = (Tensor<4>, Tensor<4>);
+
+/// Where a batch's queries and keys sit and which keys each query reads.
+pub struct Attend {
+    /// Absolute position of every query, `[n × m]`.
+    pub queries: Vec<usize>,
+    /// Absolute position of every key, `[n × k]`: the past ones, then the queries' own.
+    pub keys: Vec<usize>,
+    /// `masked[i·m·k + q·k + j]` hides key `j` from query `q` in row `i`.
+    pub masked: Vec<bool>,
 }
 
 #[cfg(test)]

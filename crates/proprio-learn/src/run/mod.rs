@@ -30,21 +30,24 @@ pub enum Algo {
     Grpo,
     /// Behaviour cloning of demonstrations.
     Bc,
+    /// ArCHer's hierarchical actor-critic for multi-turn answers.
+    Archer,
 }
 
 impl Algo {
     /// Every learner, in the order `--help` lists them.
-    pub const ALL: [Algo; 6] = [
+    pub const ALL: [Algo; 7] = [
         Self::Ppo,
         Self::Sac,
         Self::Td3,
         Self::Dsac,
         Self::Grpo,
         Self::Bc,
+        Self::Archer,
     ];
 
     /// Their names, as the command line takes them.
-    pub const NAMES: [&str; 6] = ["ppo", "sac", "td3", "dsac", "grpo", "bc"];
+    pub const NAMES: [&str; 7] = ["ppo", "sac", "td3", "dsac", "grpo", "bc", "archer"];
 
     /// The name used on the command line, in run directories and in `tuned.json`.
     pub fn name(self) -> &'static str {

@@ -410,13 +410,17 @@ impl<A: Actor> Learner for Grpo<A> {
         let actor = self.actor.valid();
         let venv = self.envs.make_evaluation(episodes)?;
         let mut rng = self.rng.clone();
+        // What each env's episode has shown so far: every step reads only what is new.
+        let mut cache = A::Cache::default();
         let temperature = self.cfg.temperature;
         let d = self.obs_dim;
         evaluate_on(
             venv,
             evaluation_seed(self.seed),
             &mut |obs: &[f32], actions: &mut [f32], _: ActMode| {
-                let sampled = actor.sample(obs, obs.len() / d, temperature, true, &mut rng)?;
+                let slots: Vec<usize> = (0..obs.len() / d).collect();
+                let sampled =
+                    actor.sample_in(obs, &slots, &mut cache, temperature, true, &mut rng)?;
                 actions.copy_from_slice(&sampled.actions);
                 Ok(())
             },

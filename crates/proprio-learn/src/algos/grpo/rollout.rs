@@ -156,6 +156,8 @@ pub fn collect<A: Actor>(
     let mut active: Vec<usize> = (0..n).collect();
     let mut actions = vec![0.0; n * action_dim];
     let mut obs: Vec<f32> = Vec::with_capacity(n * dim);
+    // What the policy read in earlier steps, per env: each step reads only what is new.
+    let mut cache = A::Cache::default();
     for _ in 0..limit {
         if active.is_empty() {
             break;
@@ -164,7 +166,7 @@ pub fn collect<A: Actor>(
         for &i in &active {
             obs.extend_from_slice(venv.batch().obs(i));
         }
-        let sampled = actor.sample(&obs, active.len(), temperature, false, rng)?;
+        let sampled = actor.sample_in(&obs, &active, &mut cache, temperature, false, rng)?;
         for (k, &i) in active.iter().enumerate() {
             let t = &mut traces[i];
             t.obs.extend_from_slice(&obs[k * dim..(k + 1) * dim]);
