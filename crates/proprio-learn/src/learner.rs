@@ -124,11 +124,12 @@ pub fn resume(learner: &mut dyn Learner, progress: Progress, checkpoint: &Path) 
 
 /// The metrics columns that measure wall-clock time rather than what a run
 /// computed: two runs of one seed agree on every other column.
-pub const WALL_CLOCK_COLUMNS: [&str; 8] = [
+pub const WALL_CLOCK_COLUMNS: [&str; 9] = [
     "time_s",
     "sps",
     "env_ms",
     "act_ms",
+    "collect_ms",
     "update_ms",
     "reward_render_ms",
     "reward_embed_ms",

@@ -339,5 +339,8 @@ fn evaluation_reports_turns_and_repeated_answers() {
     let by_turn = &asking.solved_by_turn;
     assert_eq!(by_turn.len(), 6);
     assert_eq!(by_turn[0], 0.0);
-    assert!((by_turn[1] - found).abs() < 1e-9 && by_turn[5] == by_turn[1], "{by_turn:?}");
+    assert!(
+        (by_turn[1] - found).abs() < 1e-9 && by_turn[5] == by_turn[1],
+        "{by_turn:?}"
+    );
 }

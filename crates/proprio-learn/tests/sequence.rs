@@ -202,7 +202,9 @@ fn cached_logits_equal_a_full_forward_as_transcripts_grow() {
             threads: Some(1),
             backend: proprio::Backend::Cpu,
         };
-        let mut venv = proprio::registry().make_vec(id, n, &config, options).unwrap();
+        let mut venv = proprio::registry()
+            .make_vec(id, n, &config, options)
+            .unwrap();
         venv.reset(Some(3), None).unwrap();
         let spec = venv.spec().clone();
         let Space::Tokens { vocab, max_len } = spec.action_space else {
@@ -243,7 +245,10 @@ fn cached_logits_equal_a_full_forward_as_transcripts_grow() {
                 );
                 for (a, b) in full.iter().zip(&cached) {
                     largest = largest.max(a.abs());
-                    assert!((a - b).abs() < 1e-5, "{id}, step {step}, token {t}: {a} vs {b}");
+                    assert!(
+                        (a - b).abs() < 1e-5,
+                        "{id}, step {step}, token {t}: {a} vs {b}"
+                    );
                 }
                 // The next prefix: each row's answer so far and one more random token.
                 prefix = (0..k)
@@ -264,6 +269,9 @@ fn cached_logits_equal_a_full_forward_as_transcripts_grow() {
             }
             venv.step(&actions).unwrap();
         }
-        assert!(largest > 0.1, "{id}: the logits are not all near 0 ({largest})");
+        assert!(
+            largest > 0.1,
+            "{id}: the logits are not all near 0 ({largest})"
+        );
     }
 }

@@ -464,10 +464,17 @@ fn solved_by_turn(ends: &[End]) -> Vec<f64> {
     else {
         return Vec::new();
     };
-    let most = used.iter().map(|&(_, t)| t.ceil() as usize).max().unwrap_or(0);
+    let most = used
+        .iter()
+        .map(|&(_, t)| t.ceil() as usize)
+        .max()
+        .unwrap_or(0);
     (1..=most)
         .map(|k| {
-            let solved = used.iter().filter(|&&(s, t)| s > 0.0 && t <= k as f64).count();
+            let solved = used
+                .iter()
+                .filter(|&&(s, t)| s > 0.0 && t <= k as f64)
+                .count();
             solved as f64 / used.len() as f64
         })
         .collect()

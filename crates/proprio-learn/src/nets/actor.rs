@@ -53,6 +53,10 @@ pub trait Actor: Module {
     /// What the actor keeps between the steps of its envs (the sequence
     /// policy's [`KvCache`]; `()` for an MLP). One per set of weights.
     type Cache: Default;
+    /// A cache that keeps nothing (every step computed in full).
+    fn no_cache() -> Self::Cache {
+        Self::Cache::default()
+    }
     /// [`Actor::sample`] for the envs `slots` (one per observation row), reusing and updating `cache`.
     fn sample_in(
         &self,
@@ -71,6 +75,10 @@ pub trait Actor: Module {
 
 impl Actor for SequencePolicy {
     type Cache = KvCache;
+
+    fn no_cache() -> KvCache {
+        KvCache::new(false)
+    }
 
     fn units(&self) -> usize {
         self.answer_len()

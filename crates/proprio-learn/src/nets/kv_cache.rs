@@ -23,12 +23,28 @@ struct Entry {
 }
 
 /// The caches of a batch of envs, by slot (the env's index).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct KvCache {
     entries: Vec<Entry>,
+    enabled: bool,
+}
+
+impl Default for KvCache {
+    fn default() -> Self {
+        Self::new(true)
+    }
 }
 
 impl KvCache {
+    /// An empty cache; `enabled: false` keeps nothing, so every step reads
+    /// its whole transcript again (to measure what the cache saves).
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            entries: Vec::new(),
+            enabled,
+        }
+    }
+
     /// Positions slot `slot` can reuse when it reads `pixels` and `tokens`
     /// now: all it holds if they extend what it read, else none (the entry is cleared).
     pub(crate) fn reusable(
@@ -61,20 +77,30 @@ impl KvCache {
         device: &Device,
     ) -> Option<(Vec<(Tensor<3>, Tensor<3>)>, usize)> {
         let entry = |slot: usize| self.entries.get(slot).filter(|e| e.len > 0);
-        let c = slots.iter().filter_map(|&s| entry(s)).map(|e| e.len).max()?;
+        let c = slots
+            .iter()
+            .filter_map(|&s| entry(s))
+            .map(|e| e.len)
+            .max()?;
         let n = slots.len();
         let gather = |layer: usize, keys: bool| {
             let mut out = vec![0.0f32; n * c * d];
             for (i, &slot) in slots.iter().enumerate() {
                 if let Some(e) = entry(slot) {
-                    let src = if keys { &e.keys[layer] } else { &e.values[layer] };
+                    let src = if keys {
+                        &e.keys[layer]
+                    } else {
+                        &e.values[layer]
+                    };
                     out[i * c * d..i * c * d + src.len()].copy_from_slice(src);
                 }
             }
             Tensor::<3>::from_data(TensorData::new(out, [n, c, d]), device)
         };
         Some((
-            (0..layers).map(|l| (gather(l, true), gather(l, false))).collect(),
+            (0..layers)
+                .map(|l| (gather(l, true), gather(l, false)))
+                .collect(),
             c,
         ))
     }
@@ -89,6 +115,9 @@ impl KvCache {
         len: usize,
         new: &[(&[f32], &[f32])],
     ) {
+        if !self.enabled {
+            return;
+        }
         let entry = &mut self.entries[slot];
         entry.keys.resize_with(new.len(), Vec::new);
         entry.values.resize_with(new.len(), Vec::new);

@@ -12,8 +12,8 @@
 
 use crate::base::error::{LearnError, Result};
 use crate::nets::head::{argmax, sample_index, standard_normal};
-use crate::nets::layout::Layout;
 use crate::nets::kv_cache::KvCache;
+use crate::nets::layout::Layout;
 use crate::nets::transformer::{Attend, KeysValues, Transformer};
 use burn::module::{ModuleMapper, Param};
 use burn::nn::{Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig};
@@ -177,7 +177,8 @@ impl SequencePolicy {
             ids.extend_from_slice(&f.ids);
             ids.resize(ids.len() + m - f.ids.len(), 0);
             queries.extend((0..m).map(|s| if s < f.ids.len() { f.first + s } else { 0 }));
-            is_patch.extend((0..m).map(|s| f32::from(u8::from(f.first + s < np && s < f.ids.len()))));
+            is_patch
+                .extend((0..m).map(|s| f32::from(u8::from(f.first + s < np && s < f.ids.len()))));
         }
         let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [n, m]), &device);
         let mut x = self.tokens.forward(ids);
@@ -187,12 +188,18 @@ impl SequencePolicy {
         {
             let pd = self.layout.patch_dim;
             let p = Tensor::<3>::from_data(TensorData::new(pixels, [n, np, pd]), &device);
-            let p = Tensor::cat(vec![patches.forward(p), Tensor::zeros([n, m - np, d], &device)], 1);
+            let p = Tensor::cat(
+                vec![patches.forward(p), Tensor::zeros([n, m - np, d], &device)],
+                1,
+            );
             let mask = Tensor::<3>::from_data(TensorData::new(is_patch, [n, m, 1]), &device);
             x = x * mask.clone().neg().add_scalar(1.0) + p * mask;
         }
         let at = Tensor::<1, Int>::from_data(
-            TensorData::new(queries.iter().map(|&q| q as i64).collect::<Vec<_>>(), [n * m]),
+            TensorData::new(
+                queries.iter().map(|&q| q as i64).collect::<Vec<_>>(),
+                [n * m],
+            ),
             &device,
         );
         x = x + self.positions.val().select(0, at).reshape([n, m, d]);
@@ -264,7 +271,9 @@ impl SequencePolicy {
         let views: Option<Vec<KeysValues>> = past.as_ref().map(|(kv, c)| {
             kv.iter()
                 .map(|(k, v)| {
-                    let split = |x: &Tensor<3>| x.clone().reshape([n, *c, heads, d / heads]).swap_dims(1, 2);
+                    let split = |x: &Tensor<3>| {
+                        x.clone().reshape([n, *c, heads, d / heads]).swap_dims(1, 2)
+                    };
                     (split(k), split(v))
                 })
                 .collect()
@@ -274,7 +283,8 @@ impl SequencePolicy {
         let m = h.dims()[1];
         let mut layers = Vec::with_capacity(new.len());
         for (k, v) in new {
-            let flat = |x: Tensor<4>| crate::base::tensor::host(x.swap_dims(1, 2).reshape([n, m, d]));
+            let flat =
+                |x: Tensor<4>| crate::base::tensor::host(x.swap_dims(1, 2).reshape([n, m, d]));
             layers.push((flat(k)?, flat(v)?));
         }
         let mut read = Vec::with_capacity(n * d);
@@ -286,7 +296,13 @@ impl SequencePolicy {
                 .iter()
                 .map(|(k, v)| (&k[rows.clone()], &v[rows.clone()]))
                 .collect();
-            cache.keep(slots[i], &pixels[i * pd..(i + 1) * pd], &ids[i], stream, &kept);
+            cache.keep(
+                slots[i],
+                &pixels[i * pd..(i + 1) * pd],
+                &ids[i],
+                stream,
+                &kept,
+            );
             read.extend(std::iter::repeat_n((new_positions + t) as i64, d));
         }
         let index = Tensor::<3, Int>::from_data(TensorData::new(read, [n, 1, d]), &device);
@@ -351,7 +367,14 @@ impl SequencePolicy {
         rng: &mut EnvRng,
     ) -> Result<(Vec<i64>, Vec<f32>)> {
         let slots: Vec<usize> = (0..n).collect();
-        self.generate_cached(obs, &slots, &mut KvCache::default(), temperature, greedy, rng)
+        self.generate_cached(
+            obs,
+            &slots,
+            &mut KvCache::default(),
+            temperature,
+            greedy,
+            rng,
+        )
     }
 
     /// [`Self::generate`] for the envs `slots`, with the keys and values

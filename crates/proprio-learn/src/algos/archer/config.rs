@@ -35,6 +35,8 @@ pub struct ArcherConfig {
     pub actor_lr: f64,
     /// Global gradient-norm bound of each update.
     pub max_grad_norm: f64,
+    /// Divide each actor batch's token advantages by their root mean square.
+    pub normalize_advantage: bool,
     /// Entropy bonus per token.
     pub ent_coef: f32,
     /// Weight of the actor's token baseline loss (its value head regressing the turn advantage).
@@ -75,6 +77,7 @@ impl Default for ArcherConfig {
             critic_lr: 3e-4,
             actor_lr: 3e-4,
             max_grad_norm: 1.0,
+            normalize_advantage: true,
             ent_coef: 0.01,
             vf_coef: 0.5,
             temperature: 1.0,
@@ -113,12 +116,11 @@ impl ArcherConfig {
                 "num_envs, buffer_size, batch_size and eval_episodes must be positive".into(),
             );
         }
-        if !(0.0..=1.0).contains(&self.gamma) || !(self.tau > 0.0 && self.tau <= 1.0) {
+        if !((0.0..=1.0).contains(&self.gamma) && self.tau > 0.0 && self.tau <= 1.0) {
             return Err("gamma must lie in [0, 1] and tau in (0, 1]".into());
         }
         let positive = |x: f64| x.is_finite() && x > 0.0;
-        if !(positive(self.critic_lr) && positive(self.actor_lr) && positive(self.max_grad_norm))
-        {
+        if !(positive(self.critic_lr) && positive(self.actor_lr) && positive(self.max_grad_norm)) {
             return Err("critic_lr, actor_lr and max_grad_norm must be positive".into());
         }
         if !(self.temperature.is_finite() && self.temperature > 0.0) {

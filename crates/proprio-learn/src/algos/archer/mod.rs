@@ -125,13 +125,10 @@ impl Archer {
     /// Every env answers its observation with the sampling actor; the turns go into the replay.
     fn take_turns(&mut self) -> Result<()> {
         let n = self.cfg.num_envs;
-        let sampled = self.actor.valid().sample(
-            &self.obs,
-            n,
-            self.cfg.temperature,
-            false,
-            &mut self.rng,
-        )?;
+        let sampled =
+            self.actor
+                .valid()
+                .sample(&self.obs, n, self.cfg.temperature, false, &mut self.rng)?;
         self.env.venv().step(&sampled.actions)?;
         let b = self.env.venv_ref().batch();
         let (d, a) = (self.obs_dim, sampled.actions.len() / n);

@@ -56,7 +56,9 @@ fn finite(loss: f32, what: &str) -> Result<f32> {
     if loss.is_finite() {
         Ok(loss)
     } else {
-        Err(LearnError::Diverged(format!("ArCHer's {what} loss is {loss}")))
+        Err(LearnError::Diverged(format!(
+            "ArCHer's {what} loss is {loss}"
+        )))
     }
 }
 
@@ -121,7 +123,9 @@ pub fn actor_step(
     rng: &mut EnvRng,
     device: &Device,
 ) -> Result<(SequencePolicy, ActorStats)> {
-    let (answers, _) = actor.valid().generate(obs, n, cfg.temperature, false, rng)?;
+    let (answers, _) = actor
+        .valid()
+        .generate(obs, n, cfg.temperature, false, rng)?;
     let (q, v) = critic.values(obs, &answers, n).min();
     let advantage = host(q - v)?;
     let a = actor.answer_len();
@@ -131,7 +135,13 @@ pub fn actor_step(
         .collect();
     let per_token = matrix(&per_token, n, a, device);
     let (logp, entropy, baseline) = actor.score_answers(obs, &answers, n, cfg.temperature);
-    let residual = per_token.clone() - baseline.clone().detach();
+    let mut residual = per_token.clone() - baseline.clone().detach();
+    if cfg.normalize_advantage {
+        // Scale-free steps: a rare reward leaves advantages of a few thousandths,
+        // which the entropy bonus would drown (PPO's advantage normalisation, without the shift).
+        let std = residual.clone().square().mean().sqrt().add_scalar(1e-8);
+        residual = residual / std.unsqueeze::<2>();
+    }
     let pg = (residual * logp).sum_dim(1).mean().neg();
     let baseline_loss = (baseline - per_token).square().mean();
     let entropy_mean = entropy.mean();

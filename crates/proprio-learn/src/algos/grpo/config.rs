@@ -128,6 +128,10 @@ pub struct GrpoConfig {
     pub d_ff: usize,
     /// Side of image patches.
     pub patch: usize,
+    /// Keep each env's keys and values between sampling steps (the sequence
+    /// policy's KV cache); `false` reads every transcript in full each step.
+    #[serde(default = "enabled")]
+    pub kv_cache: bool,
     /// Evaluate the greedy policy every this many env steps (0: only at the end).
     pub eval_every: u64,
     /// Episodes per evaluation.
@@ -170,10 +174,15 @@ impl Default for GrpoConfig {
             n_layers: 2,
             d_ff: 256,
             patch: 8,
+            kv_cache: true,
             eval_every: 20_000,
             eval_episodes: 200,
         }
     }
+}
+
+fn enabled() -> bool {
+    true
 }
 
 impl GrpoConfig {

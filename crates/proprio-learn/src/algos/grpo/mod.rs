@@ -230,6 +230,7 @@ impl<A: Actor> Grpo<A> {
             self.venv.as_mut(),
             &self.actor.valid(),
             self.cfg.temperature,
+            self.cfg.kv_cache,
             &mut self.rng,
         )
     }
@@ -242,7 +243,10 @@ impl<A: Actor> Grpo<A> {
         } else {
             self.cfg.learning_rate
         };
+        let started = std::time::Instant::now();
         let (groups, refills) = self.collect_kept()?;
+        let collect_ms = started.elapsed().as_secs_f64() * 1e3;
+        let started = std::time::Instant::now();
         let valid = self.actor.valid();
         let batch = prepare(
             &groups,
@@ -270,6 +274,12 @@ impl<A: Actor> Grpo<A> {
         };
         self.iteration += 1;
         let mut row = self.row(&groups, &batch, stats.as_ref(), lr);
+        // Wall-clock of sampling the batch and of learning from it.
+        row.insert("collect_ms".into(), json!(collect_ms));
+        row.insert(
+            "update_ms".into(),
+            json!(started.elapsed().as_secs_f64() * 1e3),
+        );
         if self.cfg.max_refills > 0 {
             row.insert("refills".into(), json!(refills));
         }

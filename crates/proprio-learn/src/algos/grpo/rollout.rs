@@ -127,12 +127,14 @@ pub fn start_groups(venv: &mut dyn VecEnv, group_size: usize, seed: Option<u64>)
 }
 
 /// Runs every env of `venv` (next-step autoreset) to the end of its episode
-/// with `actor`, sampling at `temperature` from `rng`. Finished envs are
+/// with `actor`, sampling at `temperature` from `rng` (with the actor's
+/// cache between steps unless `kv_cache` is off). Finished envs are
 /// stepped with their last action until all are done; those steps are not kept.
 pub fn collect<A: Actor>(
     venv: &mut dyn VecEnv,
     actor: &A,
     temperature: f32,
+    kv_cache: bool,
     rng: &mut EnvRng,
 ) -> Result<Groups> {
     let n = venv.num_envs();
@@ -157,7 +159,11 @@ pub fn collect<A: Actor>(
     let mut actions = vec![0.0; n * action_dim];
     let mut obs: Vec<f32> = Vec::with_capacity(n * dim);
     // What the policy read in earlier steps, per env: each step reads only what is new.
-    let mut cache = A::Cache::default();
+    let mut cache = if kv_cache {
+        A::Cache::default()
+    } else {
+        A::no_cache()
+    };
     for _ in 0..limit {
         if active.is_empty() {
             break;
