@@ -2,11 +2,12 @@
 //! between its steps, so each step reads only its new tokens.
 //!
 //! An env's transcript only grows within an episode, and every position
-//! attends only to those before it (or, for image patches, to other
-//! patches), so the keys and values of what was read never change. An entry
-//! is reused only while the env shows the same pixels and a token stream
-//! that extends the cached one; anything else (a reset, a restored
-//! snapshot) starts the entry again. The keys and values belong to one set
+//! attends only to those before it (or, within what is fixed for the
+//! episode — image patches, a prompt — to one another), so the keys and
+//! values of what was read never change. An entry is reused only while the
+//! env shows the same pixels, the same fixed part and a token stream that
+//! extends the cached one; anything else (a reset, a restored snapshot)
+//! starts the entry again. The keys and values belong to one set
 //! of weights: make a new cache after every update.
 
 use burn::prelude::*;
@@ -18,6 +19,8 @@ struct Entry {
     pixels: Vec<f32>,
     tokens: Vec<i64>,
     len: usize,
+    /// Positions that read one another both ways (patches and prompt).
+    fixed: usize,
     keys: Vec<Vec<f32>>,
     values: Vec<Vec<f32>>,
 }
@@ -46,19 +49,22 @@ impl KvCache {
     }
 
     /// Positions slot `slot` can reuse when it reads `pixels` and `tokens`
-    /// now: all it holds if they extend what it read, else none (the entry is cleared).
+    /// (its first `fixed` positions both ways): all it holds if they extend
+    /// what it read, else none (the entry is cleared).
     pub(crate) fn reusable(
         &mut self,
         slot: usize,
         pixels: &[f32],
         tokens: &[i64],
         patches: usize,
+        fixed: usize,
     ) -> usize {
         if self.entries.len() <= slot {
             self.entries.resize_with(slot + 1, Entry::default);
         }
         let entry = &mut self.entries[slot];
         let same = entry.len == patches + entry.tokens.len()
+            && entry.fixed == fixed
             && entry.pixels == pixels
             && tokens.starts_with(&entry.tokens);
         if entry.len > 0 && !same {
@@ -105,14 +111,15 @@ impl KvCache {
         ))
     }
 
-    /// Records that `slot` has read `pixels` and `tokens` (`len` positions),
-    /// appending every layer's keys and values of the positions it had not cached.
+    /// Records that `slot` has read `pixels` and `tokens` (`len` positions,
+    /// the first `fixed` both ways), appending every layer's keys and values
+    /// of the positions it had not cached.
     pub(crate) fn keep(
         &mut self,
         slot: usize,
         pixels: &[f32],
         tokens: &[i64],
-        len: usize,
+        (len, fixed): (usize, usize),
         new: &[(&[f32], &[f32])],
     ) {
         if !self.enabled {
@@ -130,5 +137,6 @@ impl KvCache {
         entry.tokens.clear();
         entry.tokens.extend_from_slice(tokens);
         entry.len = len;
+        entry.fixed = fixed;
     }
 }

@@ -30,6 +30,9 @@ pub struct Layout {
     pub patch_dim: usize,
     /// Largest token id in the observation, plus one.
     pub vocab: u32,
+    /// The observation is a dict whose first field is tokens, a prompt that
+    /// stays fixed within an episode (a puzzle's question) before its transcript.
+    prompt: bool,
 }
 
 impl Layout {
@@ -43,6 +46,8 @@ impl Layout {
             patches: 0,
             patch_dim: 0,
             vocab: 0,
+            prompt: matches!(space, Space::Dict { spaces }
+                if spaces.len() > 1 && matches!(spaces[0].1, Space::Tokens { .. })),
         };
         let mut offset = 0;
         layout.add(space, &mut offset)?;
@@ -106,11 +111,13 @@ impl Layout {
     }
 
     /// Splits `n` flat observations into each row's token ids (every token
-    /// segment without its trailing padding, segments in order) and patches
-    /// `[n × patches × patch_dim]` with pixels scaled to `[-1, 1]`.
-    pub fn split(&self, obs: &[f32], n: usize) -> (Vec<Vec<i64>>, Vec<f32>) {
+    /// segment without its trailing padding, segments in order), patches
+    /// `[n × patches × patch_dim]` with pixels scaled to `[-1, 1]`, and each
+    /// row's prompt tokens (the first of its ids; 0 without a prompt field).
+    pub fn split(&self, obs: &[f32], n: usize) -> (Vec<Vec<i64>>, Vec<f32>, Vec<usize>) {
         let dim = obs.len() / n.max(1);
         let mut ids = Vec::with_capacity(n);
+        let mut prompts = Vec::with_capacity(n);
         let mut pixels = Vec::with_capacity(n * self.patches * self.patch_dim);
         let p = self.patch;
         for row in obs.chunks_exact(dim.max(1)).take(n) {
@@ -120,6 +127,9 @@ impl Layout {
                     Segment::Tokens { offset, len } => {
                         let tokens = &row[offset..offset + len];
                         let used = tokens.iter().rposition(|&t| t != 0.0).map_or(0, |k| k + 1);
+                        if self.prompt && prompts.len() == ids.len() {
+                            prompts.push(used);
+                        }
                         row_ids.extend(tokens[..used].iter().map(|&t| t as i64));
                     }
                     Segment::Image { offset, h, w, c } => {
@@ -136,8 +146,11 @@ impl Layout {
                     }
                 }
             }
+            if prompts.len() == ids.len() {
+                prompts.push(0);
+            }
             ids.push(row_ids);
         }
-        (ids, pixels)
+        (ids, pixels, prompts)
     }
 }

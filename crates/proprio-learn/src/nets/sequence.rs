@@ -2,10 +2,11 @@
 //! optional image-patch encoder: the policy for token-answer tasks.
 //!
 //! The input is `[patches…, observation tokens…, START, answer tokens…]`.
-//! Image patches attend to one another both ways; every token attends to
-//! the patches and the tokens before it (causally), so a transcript that
-//! grows turn by turn keeps its keys and values and sampling can cache
-//! them ([`KvCache`]). Token `t` of the answer is read at the position before
+//! What stays fixed within an episode — image patches and, in a dict
+//! observation, a first field of tokens (a puzzle's prompt) — attends both
+//! ways; every later token attends to those and the tokens before it
+//! (causally), so a transcript that grows turn by turn keeps its keys and
+//! values and sampling can cache them ([`KvCache`]). Token `t` of the answer is read at the position before
 //! it. Attention adds a learned bias per relative distance (`transformer.rs`)
 //! to the learned absolute positions. A value head on the same positions
 //! gives token-level values for PPO.
@@ -119,13 +120,14 @@ impl SequencePolicy {
     /// padding is masked out.
     fn hidden(&self, obs: &[f32], n: usize, answer: &[i64], t: usize) -> Tensor<3> {
         let device = self.device();
-        let (ids, pixels) = self.layout.split(obs, n);
+        let (ids, pixels, prompts) = self.layout.split(obs, n);
         let np = self.layout.patches;
         let fed: Vec<Fed> = ids
             .iter()
             .enumerate()
             .map(|(i, row)| Fed {
                 first: 0,
+                fixed: np + prompts[i],
                 ids: self.stream_ids(row, 0, &answer[i * (t - 1)..(i + 1) * (t - 1)]),
             })
             .collect();
@@ -155,10 +157,11 @@ impl SequencePolicy {
 
     /// Runs the transformer over each row's new positions, which read the
     /// `past` keys and values (`[n, heads, C, d/heads]` per layer, row i's
-    /// first `fed[i].first` valid) and each other. Image patches (positions
-    /// below `patches`) read one another both ways; every other position
-    /// reads only those before it, so a position's keys and values never
-    /// change as a transcript grows, and a cache of them is exact.
+    /// first `fed[i].first` valid) and each other. The fixed positions (image
+    /// patches and a prompt field, below `fed[i].fixed`) read one another
+    /// both ways; every other position reads only those before it, so a
+    /// position's keys and values never change as a transcript grows, and a
+    /// cache of them is exact.
     /// Returns the outputs `[n, M, d]` and every layer's new keys and values.
     fn run(
         &self,
@@ -217,7 +220,7 @@ impl SequencePolicy {
                 masked.extend(
                     own.iter()
                         .enumerate()
-                        .map(|(r, &key)| r >= len || !(r <= s || (q < np && key < np))),
+                        .map(|(r, &key)| r >= len || !(r <= s || (q < f.fixed && key < f.fixed))),
                 );
             }
         }
@@ -251,16 +254,19 @@ impl SequencePolicy {
     ) -> Result<Tensor<2>> {
         let device = self.device();
         let n = slots.len();
-        let (ids, pixels) = self.layout.split(obs, n);
+        let (ids, pixels, prompts) = self.layout.split(obs, n);
         let np = self.layout.patches;
         let pd = np * self.layout.patch_dim;
         let fed: Vec<Fed> = ids
             .iter()
             .enumerate()
             .map(|(i, row)| {
-                let first = cache.reusable(slots[i], &pixels[i * pd..(i + 1) * pd], row, np);
+                let fixed = np + prompts[i];
+                let seen = &pixels[i * pd..(i + 1) * pd];
+                let first = cache.reusable(slots[i], seen, row, np, fixed);
                 Fed {
                     first,
+                    fixed,
                     ids: self.stream_ids(row, first, &prefix[i * t..(i + 1) * t]),
                 }
             })
@@ -300,7 +306,7 @@ impl SequencePolicy {
                 slots[i],
                 &pixels[i * pd..(i + 1) * pd],
                 &ids[i],
-                stream,
+                (stream, f.fixed),
                 &kept,
             );
             read.extend(std::iter::repeat_n((new_positions + t) as i64, d));
@@ -417,6 +423,8 @@ impl SequencePolicy {
 struct Fed {
     /// Absolute position of the first fed position (those before it are cached).
     first: usize,
+    /// Positions read both ways: the image patches and a prompt field's tokens.
+    fixed: usize,
     /// Token id of every fed position (0 at image patches).
     ids: Vec<i64>,
 }
