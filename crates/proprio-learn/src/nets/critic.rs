@@ -2,6 +2,7 @@
 //! weights as `[2, in, out]`, so a forward or backward pass is one batched
 //! product per layer instead of two (clipped double-Q of TD3, SAC, DSAC).
 
+use crate::base::polyak::polyak;
 use crate::nets::mlp::orthogonal;
 use burn::module::Param;
 use burn::prelude::*;
@@ -106,23 +107,7 @@ impl TwinCritic {
 
     /// `tau · self + (1 − tau) · target`, parameter by parameter (Polyak averaging).
     pub fn polyak_into(&self, target: TwinCritic, tau: f64) -> TwinCritic {
-        // Detached: a target network is never trained, and must not keep the online graph alive.
-        let mix = |online: &[Param<Tensor<3>>], target: Vec<Param<Tensor<3>>>| {
-            online
-                .iter()
-                .zip(target)
-                .map(|(o, t)| {
-                    t.map(|t| {
-                        let o = o.val().to_device(&t.device());
-                        t.mul_scalar(1.0 - tau).add(o.mul_scalar(tau)).detach()
-                    })
-                })
-                .collect()
-        };
-        TwinCritic {
-            weights: mix(&self.weights, target.weights),
-            biases: mix(&self.biases, target.biases),
-        }
+        polyak(self, target, tau)
     }
 }
 

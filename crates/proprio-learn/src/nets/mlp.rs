@@ -1,5 +1,6 @@
 //! A multi-layer perceptron with CleanRL's orthogonal initialisation.
 
+use crate::base::polyak::polyak;
 use crate::nets::head::standard_normal;
 use burn::module::Param;
 use burn::nn::{Linear, LinearConfig};
@@ -89,31 +90,7 @@ impl Mlp {
 
     /// `tau · self + (1 − tau) · target`, parameter by parameter (Polyak averaging).
     pub fn polyak_into(&self, target: Mlp, tau: f64) -> Mlp {
-        let layers = self
-            .layers
-            .iter()
-            .zip(target.layers)
-            .map(|(online, mut t)| {
-                // Detached: a target network is never trained, and must not keep the online graph alive.
-                let mix = |o: Tensor<2>, t: Tensor<2>| {
-                    t.mul_scalar(1.0 - tau).add(o.mul_scalar(tau)).detach()
-                };
-                t.weight = t
-                    .weight
-                    .map(|w| mix(online.weight.val().to_device(&w.device()), w));
-                if let (Some(ob), Some(tb)) = (&online.bias, t.bias.take()) {
-                    t.bias = Some(tb.map(|b| {
-                        let o = ob.val().to_device(&b.device());
-                        b.mul_scalar(1.0 - tau).add(o.mul_scalar(tau)).detach()
-                    }));
-                }
-                t
-            })
-            .collect();
-        Mlp {
-            layers,
-            activation: target.activation,
-        }
+        polyak(self, target, tau)
     }
 }
 
