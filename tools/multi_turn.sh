@@ -10,8 +10,9 @@
 #     layout, then both checkpoints evaluated with 5 turns: success within
 #     k turns and the share of repeated wrong answers;
 #   recipes: the tuned 2 × 2 jigsaw and addition GRPO recipes, which must
-#     still learn now that the sequence policy reads tokens causally, and a
-#     first 3 × 3 jigsaw with the 2 × 2 recipe.
+#     still learn now that the sequence policy reads tokens causally, and the
+#     3 × 3 jigsaw's recipe (8 minibatch steps per batch, entropy 0.05),
+#     seeds 1 and 2.
 #
 #   tools/multi_turn.sh prepare                # here: .gpu/proprio.xz (and the loaders)
 #   tools/multi_turn.sh twenty-questions|ufo|recipes|all   # there, or here
@@ -70,8 +71,11 @@ ufo() {
 recipes() {
     train jigsaw-2x2 --algo grpo --env language/jigsaw-v0 --seed 1 &
     train arithmetic --algo grpo --env language/arithmetic-v0 --seed 1 &
-    train jigsaw-3x3 --algo grpo --env language/jigsaw-v0 --config '{"rows":3,"cols":3}' \
-        --seed 1 --total-steps 3000000 &
+    for seed in 1 2; do
+        train "jigsaw-3x3-$seed" --algo grpo --env language/jigsaw-v0 \
+            --config '{"rows":3,"cols":3}' --seed "$seed" --total-steps 6000000 \
+            --set num_minibatches=8 --set ent_coef=0.05 --set eval_every=100000 &
+    done
 }
 
 # Both UFO checkpoints answering with 5 turns and "try again", on the same 1000 problems.

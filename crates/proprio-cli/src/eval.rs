@@ -5,7 +5,7 @@ use clap::Args;
 use proprio::serde_json::json;
 use proprio_learn::Policy;
 use proprio_learn::plot::{Axis, plot, read_curve};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct EvalArgs {
@@ -61,10 +61,8 @@ pub struct PlotArgs {
     force: bool,
 }
 
-pub fn eval(args: &EvalArgs) -> CliResult {
-    let (Some(checkpoint), None) = (&args.checkpoint, &args.env) else {
-        return crate::scripted::eval(args);
-    };
+/// Evaluates the run at `checkpoint` (the scripted controller is `scripted::eval`).
+pub fn eval(args: &EvalArgs, checkpoint: &Path) -> CliResult {
     let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
     let mut policy = Policy::load(checkpoint).map_err(fail)?;
     if let Some(backend) = args.backend {

@@ -111,7 +111,10 @@ fn main() -> ExitCode {
         Command::Soak(args) => soak::run(&args),
         Command::Train(args) => train::run(&args),
         Command::Demos(args) => demos::run(&args),
-        Command::Eval(args) => eval::eval(&args),
+        Command::Eval(args) => match (&args.checkpoint, &args.env) {
+            (Some(checkpoint), None) => eval::eval(&args, checkpoint),
+            _ => scripted::eval(&args),
+        },
         Command::Plot(args) => eval::plot_runs(&args),
         Command::Record(args) => record::run(&args),
         Command::Embed(args) => embed::embed(&args),

@@ -284,6 +284,9 @@ fn a_group_checkpoint_answers_like_the_policy_that_was_evaluated() {
     let evaluation = policy.evaluate(4, 7 + 1_000_003, true).unwrap();
     assert!((evaluation.mean_return() - last["eval_return"].as_f64().unwrap()).abs() < 1e-9);
     assert_eq!(evaluation.success_rate, last["eval_success"].as_f64());
+    // The keys and values it kept from those episodes do not leak into the next ones.
+    let again = policy.evaluate(4, 7 + 1_000_003, true).unwrap();
+    assert_eq!(again.returns, evaluation.returns);
     // A grey picture with two pieces placed: the next slot is one token of 0..5.
     let mut obs = vec![128.0; 16 * 16 * 3];
     obs.extend([1.0, 2.0, 0.0, 0.0]);

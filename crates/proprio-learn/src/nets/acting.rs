@@ -8,6 +8,7 @@ use crate::nets::actor::{Actor as _, ControlPolicy};
 use crate::nets::actor_critic::{ActorCritic, AgentShape};
 use crate::nets::deterministic::{ActionBox, DeterministicActor, add_exploration_noise};
 use crate::nets::head::{ActionHead, standard_normal};
+use crate::nets::kv_cache::KvCache;
 use crate::nets::sequence::{SequencePolicy, SequenceShape};
 use crate::nets::squashed::{Actor, box_affine, squash};
 use burn::prelude::*;
@@ -96,8 +97,9 @@ enum Acting {
     Squashed(Box<(Actor, Tensor<2>, Tensor<2>)>),
     /// A deterministic actor, its box and noise.
     Deterministic(Box<(DeterministicActor, ActionBox, [Vec<f32>; 2], f32)>),
-    /// A transformer over token answers and its temperature.
-    Sequence(Box<SequencePolicy>, f32),
+    /// A transformer over token answers, its temperature, and the keys and
+    /// values its envs' transcripts left (the weights never change here).
+    Sequence(Box<SequencePolicy>, f32, KvCache),
     /// An MLP actor-critic of the group learner and its temperature.
     Control(Box<ControlPolicy>, f32),
 }
@@ -152,7 +154,8 @@ impl PolicyFile {
             }
             PolicyNet::Sequence { shape, temperature } => {
                 let policy = SequencePolicy::new(obs_space, action_space, shape, device, rng)?;
-                Acting::Sequence(Box::new(load_module(policy, &weights)?), *temperature)
+                let policy = Box::new(load_module(policy, &weights)?);
+                Acting::Sequence(policy, *temperature, KvCache::default())
             }
             PolicyNet::Control { shape, temperature } => {
                 let head = ActionHead::for_space_binned(action_space, shape.action_bins)?;
@@ -171,7 +174,7 @@ impl ActingNet {
     /// Actions `[n × A]` for `n` observations `[n × D]`: the mode of the
     /// distribution when `deterministic`, a draw from `rng` otherwise.
     pub fn act(
-        &self,
+        &mut self,
         obs: &[f32],
         n: usize,
         deterministic: bool,
@@ -180,7 +183,7 @@ impl ActingNet {
     ) -> Result<()> {
         let device = &self.device;
         let x = matrix(obs, n, obs.len() / n.max(1), device);
-        match &self.net {
+        match &mut self.net {
             Acting::ActorCritic(agent, head) => {
                 let params = host(agent.params(x))?;
                 let log_std = agent.log_std().map(host).transpose()?.unwrap_or_default();
@@ -197,8 +200,10 @@ impl ActingNet {
                     );
                 }
             }
-            Acting::Sequence(policy, temperature) => {
-                let sampled = policy.sample(obs, n, *temperature, deterministic, rng)?;
+            Acting::Sequence(policy, temperature, cache) => {
+                let slots: Vec<usize> = (0..n).collect();
+                let sampled =
+                    policy.sample_in(obs, &slots, cache, *temperature, deterministic, rng)?;
                 actions.copy_from_slice(&sampled.actions);
             }
             Acting::Control(policy, temperature) => {
