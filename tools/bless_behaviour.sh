@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
-bin=$(cargo test --locked --no-run --message-format=json --test behaviour -p proprio-learn 2>/dev/null |
+# At the workspace root, without -p: the test build's features, so nothing compiles again.
+bin=$(cargo test --locked --no-run --message-format=json --test behaviour 2>/dev/null |
   python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)

@@ -38,28 +38,37 @@ def units(report: Path) -> list[dict]:
     return json.loads(match.group(1))
 
 
-def pulled_in_by(names: set[str]) -> dict[str, str]:
-    """For each crate name, a shortest chain from a workspace member to it."""
+def pulled_in_by(names: set[tuple[str, str]], built: set[str]) -> dict[tuple[str, str], str]:
+    """For each crate name, a shortest chain to it from one of our crates,
+    through crates this build compiled, normal dependencies first."""
     meta = json.loads(subprocess.run(
         ["cargo", "metadata", "--format-version", "1", "--locked"],
         check=True, capture_output=True, text=True,
     ).stdout)
     by_id = {p["id"]: p["name"] for p in meta["packages"]}
-    edges = {n["id"]: [d["pkg"] for d in n["deps"]] for n in meta["resolve"]["nodes"]}
-    members = meta["workspace_members"]
-    chain = {m: [by_id[m]] for m in members}
-    queue = collections.deque(members)
-    while queue:
-        node = queue.popleft()
-        for dep in edges.get(node, []):
-            if dep not in chain:
-                chain[dep] = chain[node] + [by_id[dep]]
-                queue.append(dep)
-    out = {}
-    for pkg_id, path in chain.items():
-        name = by_id[pkg_id]
-        if name in names and name not in out:
-            out[name] = " → ".join(path[:-1][-3:]) if len(path) > 1 else "(workspace)"
+    version = {p["id"]: p["version"] for p in meta["packages"]}
+    members = [m for m in meta["workspace_members"] if by_id[m] != "feature-pins"]
+    out: dict[tuple[str, str], str] = {}
+    for kinds in ({None, "build"}, {None, "build", "dev"}):
+        edges = {
+            n["id"]: [
+                d["pkg"] for d in n["deps"]
+                if by_id[d["pkg"]] in built and any(k["kind"] in kinds for k in d["dep_kinds"])
+            ]
+            for n in meta["resolve"]["nodes"]
+        }
+        chain = {m: [by_id[m]] for m in members}
+        queue = collections.deque(members)
+        while queue:
+            node = queue.popleft()
+            for dep in edges.get(node, []):
+                if dep not in chain:
+                    chain[dep] = chain[node] + [by_id[dep]]
+                    queue.append(dep)
+        for pkg_id, path in chain.items():
+            key = (by_id[pkg_id], version[pkg_id])
+            if key in names and key not in out:
+                out[key] = " → ".join(path[:-1][-3:]) if len(path) > 1 else "(ours)"
     return out
 
 
@@ -110,20 +119,22 @@ def main() -> None:
     wall = max(u["start"] + u["duration"] for u in data)
     total = sum(u["duration"] for u in data)
     top = sorted(data, key=lambda u: -u["duration"])[: args.top]
-    via = pulled_in_by({u["name"] for u in top})
+    via = pulled_in_by({(u["name"], u["version"]) for u in top}, {u["name"] for u in data})
+    twice = {n for n, c in collections.Counter(u["name"] for u in data if not u["target"].strip()).items() if c > 1}
 
     def label(u: dict) -> str:
         target = u["target"].strip()
-        return u["name"] + (f" ({target})" if target else "")
+        name = f"{u['name']} {u['version']}" if u["name"] in twice else u["name"]
+        return name + (f" ({target})" if target else "")
 
     print(f"{len(data)} units, {wall:.0f} s wall-clock, {total:.0f} s of unit time\n")
     if args.markdown:
         print("| crate | s | pulled in by |\n|---|---:|---|")
         for u in top:
-            print(f"| {label(u)} | {u['duration']:.0f} | {via.get(u['name'], '')} |")
+            print(f"| {label(u)} | {u['duration']:.0f} | {via.get((u['name'], u['version']), '')} |")
     else:
         for u in top:
-            print(f"{label(u):<40} {u['duration']:>7.1f} s   {via.get(u['name'], '')}")
+            print(f"{label(u):<40} {u['duration']:>7.1f} s   {via.get((u['name'], u['version']), '')}")
     sums = collections.Counter()
     for u in data:
         sums[group(u["name"])] += u["duration"]

@@ -63,13 +63,15 @@ pub fn run(batch: &input::BatchArgs, seconds: f64, action_batches: usize, json: 
             batch.backend
         );
         println!(
-            "{:<27} {:<7} {:>6} {:>15} {:>16} {:>15}",
+            "{:<27} {:<7} {:>6} {:>15} {:>16} {:>17}",
             "env", "physics", "envs", "env steps/s", "physics steps/s", "env steps/s/core"
         );
     }
     let mut panda = Vec::new();
     for entry in &SUITE {
-        let config = entry.physics.map_or(Value::Null, |p| json!({ "physics": p }));
+        let config = entry
+            .physics
+            .map_or(Value::Null, |p| json!({ "physics": p }));
         let row = match bench_one(batch, entry, &config, threads, seconds, action_batches) {
             Ok(row) => row,
             // An env without the asked-for backend (rapier has no GPU one) is a row, not a failure.
@@ -141,7 +143,7 @@ fn print_row(entry: &Entry, row: &Value) {
     }
     let number = |key: &str| row[key].as_f64().map_or("-".into(), thousands);
     println!(
-        "{:<27} {physics:<7} {:>6} {:>15} {:>16} {:>15}",
+        "{:<27} {physics:<7} {:>6} {:>15} {:>16} {:>17}",
         entry.id,
         entry.num_envs,
         number("env_steps_per_s"),

@@ -262,6 +262,53 @@ fn bench_json_reports_the_documented_fields() {
 }
 
 #[test]
+fn bench_suite_measures_every_family_and_the_panda_on_both_engines() {
+    let out = proprio(&["bench", "--suite", "--seconds", "0.05", "--json"]);
+    assert_success(&out);
+    let rows: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (ratio, rows) = rows.split_last().unwrap();
+    let families: Vec<&str> = rows
+        .iter()
+        .map(|r| r["env"].as_str().unwrap().split('/').next().unwrap())
+        .collect();
+    assert_eq!(
+        families,
+        [
+            "classic",
+            "drones",
+            "driving",
+            "language",
+            "manipulation",
+            "manipulation"
+        ]
+    );
+    let engines: Vec<&Value> = rows.iter().map(|r| &r["physics"]).collect();
+    assert_eq!(
+        engines[4..],
+        [&Value::from("kernel"), &Value::from("rapier")]
+    );
+    for row in rows {
+        assert!(row["steps"].as_u64().unwrap() >= 1, "{row}");
+        assert!(row["seconds"].as_f64().unwrap() >= 0.05, "{row}");
+        assert!(row["env_steps_per_s"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    let speed = |i: usize| rows[i]["env_steps_per_s"].as_f64().unwrap();
+    let expected = speed(4) / speed(5);
+    assert!((ratio["kernel_over_rapier"].as_f64().unwrap() - expected).abs() < 1e-9 * expected);
+    assert_one_line_error(
+        &proprio(&["bench", "--suite", "--seconds", "0"]),
+        "--seconds",
+    );
+    // A usage error is clap's: exit status 2, the usage after it.
+    let both = proprio(&["bench", "--suite", "--env", "classic/cartpole-v1"]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+}
+
+#[test]
 fn eval_runs_the_scripted_drone_controller() {
     let out = proprio(&[
         "eval",

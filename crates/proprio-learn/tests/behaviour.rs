@@ -124,7 +124,8 @@ fn check(name: &str, algo: Algo, env: &str, overrides: Value) {
             "{name}: no fixtures for this CPU's SIMD level; comparing the counters and the first row with x86-64-v3's"
         );
     }
-    let expected = rows(&std::fs::read_to_string(fixture(level.unwrap_or("x86-64-v3"), name)).unwrap());
+    let expected =
+        rows(&std::fs::read_to_string(fixture(level.unwrap_or("x86-64-v3"), name)).unwrap());
     let actual = rows(&text);
     assert!(
         expected.iter().any(|r| r.contains_key("eval_return")),
