@@ -3,26 +3,12 @@
 mod alloc;
 mod bench;
 mod catalog;
-#[cfg(feature = "learn")]
-mod demos;
-#[cfg(feature = "learn")]
-mod embed;
-#[cfg(feature = "learn")]
-mod eval;
-#[cfg(feature = "learn")]
-mod heap;
 mod input;
 #[cfg(feature = "learn")]
-mod record;
-#[cfg(feature = "learn")]
-mod reward_model;
+mod learn;
 mod rollout;
-#[cfg(feature = "learn")]
-mod scripted;
 mod soak;
 mod suite;
-#[cfg(feature = "learn")]
-mod train;
 #[cfg(feature = "viewer")]
 mod view;
 
@@ -65,31 +51,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Step a batch with random actions for a long time: no NaN, no memory growth.
     Soak(soak::SoakArgs),
-    /// Train a policy (PPO, SAC, TD3, DSAC-T, GRPO or BC); writes a run directory with metrics and checkpoints.
     #[cfg(feature = "learn")]
-    Train(train::TrainArgs),
-    /// Write an env's scripted expert's successful episodes to a file, for `train --algo bc`.
-    #[cfg(feature = "learn")]
-    Demos(demos::DemosArgs),
-    /// Evaluate a trained checkpoint (or an env's scripted controller): mean return, success.
-    #[cfg(feature = "learn")]
-    Eval(eval::EvalArgs),
-    /// Draw learning curves of one or more runs to a PNG.
-    #[cfg(feature = "learn")]
-    Plot(eval::PlotArgs),
-    /// Write an animated GIF of episodes (a checkpoint, the scripted controller or random actions).
-    #[cfg(feature = "learn")]
-    Record(record::RecordArgs),
-    /// CLIP embeddings of texts and images from a checkpoint directory (JSON with --json).
-    #[cfg(feature = "learn")]
-    Embed(embed::EmbedArgs),
-    /// Measure CLIP image embeddings per second (a random ViT-B/32 without --model).
-    #[cfg(feature = "learn")]
-    BenchEmbed(embed::BenchEmbedArgs),
-    /// Train reward models (an in-domain CLIP: `fit-clip`) and label preference pairs (`label`).
-    #[cfg(feature = "learn")]
-    #[command(subcommand)]
-    RewardModel(reward_model::RewardModelCommand),
+    #[command(flatten)]
+    Learn(learn::LearnCommand),
     /// Open an env in the interactive viewer (or render it headless with --screenshot).
     #[cfg(feature = "viewer")]
     View(view::ViewArgs),
@@ -134,26 +98,12 @@ static ALLOCATOR: alloc::Counting = alloc::Counting;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Only the commands that run networks churn through tensors; the others
-    // keep glibc's defaults, which return freed memory (the soak's RSS).
-    #[cfg(feature = "learn")]
-    if matches!(
-        cli.command,
-        Command::Train(_)
-            | Command::Demos(_)
-            | Command::Eval(_)
-            | Command::Record(_)
-            | Command::Embed(_)
-            | Command::BenchEmbed(_)
-            | Command::RewardModel(_)
-    ) {
-        heap::keep_freed_memory();
-    }
     #[cfg(feature = "viewer")]
-    let viewer = matches!(
-        cli.command,
-        Command::View(_) | Command::RewardModel(reward_model::RewardModelCommand::Label(_))
-    );
+    let viewer = match &cli.command {
+        Command::View(_) => true,
+        Command::Learn(command) => command.opens_a_window(),
+        _ => false,
+    };
     let result = match cli.command {
         Command::List(args) => catalog::list(&args),
         Command::Info(args) => catalog::info(&args),
@@ -161,24 +111,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Soak(args) => soak::run(&args),
         #[cfg(feature = "learn")]
-        Command::Train(args) => train::run(&args),
-        #[cfg(feature = "learn")]
-        Command::Demos(args) => demos::run(&args),
-        #[cfg(feature = "learn")]
-        Command::Eval(args) => match (&args.checkpoint, &args.env) {
-            (Some(checkpoint), None) => eval::eval(&args, checkpoint),
-            _ => scripted::eval(&args),
-        },
-        #[cfg(feature = "learn")]
-        Command::Plot(args) => eval::plot_runs(&args),
-        #[cfg(feature = "learn")]
-        Command::Record(args) => record::run(&args),
-        #[cfg(feature = "learn")]
-        Command::Embed(args) => embed::embed(&args),
-        #[cfg(feature = "learn")]
-        Command::BenchEmbed(args) => embed::bench(&args),
-        #[cfg(feature = "learn")]
-        Command::RewardModel(command) => reward_model::run(&command),
+        Command::Learn(command) => learn::run(&command),
         #[cfg(feature = "viewer")]
         Command::View(args) => view::run(&args),
         #[cfg(not(feature = "viewer"))]

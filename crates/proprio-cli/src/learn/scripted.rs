@@ -1,6 +1,6 @@
 //! `proprio eval --policy scripted`: an env's hand-written baseline controller.
 
-use crate::eval::EvalArgs;
+use super::eval::EvalArgs;
 use crate::{CliResult, Failure, input};
 use proprio::serde_json::json;
 use proprio::{ActMode, AutoresetMode, VecOptions};
