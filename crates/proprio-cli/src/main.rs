@@ -9,6 +9,7 @@ mod learn;
 mod rollout;
 mod soak;
 mod suite;
+mod timed;
 #[cfg(feature = "viewer")]
 mod view;
 

@@ -1,7 +1,7 @@
 //! `proprio bench --suite`: one env of every family, and the Panda on our
 //! kernel and on its rapier3d reference, measured side by side in one sitting.
 
-use crate::bench::{Until, measure, report, threads};
+use crate::timed::{Until, measure, report, threads};
 use crate::{CliResult, Failure, input};
 use proprio::serde_json::{Value, json};
 
