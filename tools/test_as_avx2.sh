@@ -29,7 +29,9 @@ run() {
       qemu-x86_64 -cpu EPYC-Rome "$bin" --quiet) >"$log/$name" 2>&1; then
     echo "ok      $name"
   else
-    echo "FAILED  $name (output: $log/$name)"
+    echo "FAILED  $name:"
+    # qemu warns once per thread about CPUID bits its emulator lacks (rdseed, sha-ni, ...): not ours.
+    grep -v "TCG doesn't support requested feature" "$log/$name"
     return 1
   fi
 }
