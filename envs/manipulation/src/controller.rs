@@ -65,6 +65,8 @@ pub struct ControlState {
 pub struct ArmController {
     chain: Chain,
     limits: [(f32, f32); 7],
+    /// Each joint's speed limit, rad/s (the IK's targets move no faster).
+    speeds: [f32; 7],
 }
 
 /// The point of `[low, high]` that action component `a` (clipped to [−1, 1]) names.
@@ -77,8 +79,10 @@ impl ArmController {
     pub fn panda() -> Result<Self, RobotError> {
         let chain = Chain::panda()?;
         let mut limits = [(0.0, 0.0); 7];
-        for (slot, joint) in limits.iter_mut().zip(chain.actuated()) {
+        let mut speeds = [0.0; 7];
+        for ((slot, speed), joint) in limits.iter_mut().zip(&mut speeds).zip(chain.actuated()) {
             *slot = (joint.limits.0 as f32, joint.limits.1 as f32);
+            *speed = joint.velocity as f32;
         }
         if chain.dof() != 7 {
             return Err(RobotError::Chain(format!(
@@ -86,7 +90,11 @@ impl ArmController {
                 chain.dof()
             )));
         }
-        Ok(Self { chain, limits })
+        Ok(Self {
+            chain,
+            limits,
+            speeds,
+        })
     }
 
     /// The arm's kinematic chain.
@@ -103,13 +111,16 @@ impl ArmController {
         }
     }
 
-    /// The PD targets for `action` (each component clipped to [−1, 1]), given the measured joint positions `q`.
+    /// The PD targets for `action` (each component clipped to [−1, 1]), given the
+    /// measured joint positions `q`; the end-effector controllers move each
+    /// target at most as far as its joint's speed limit allows in a control `period` (s).
     pub fn apply(
         &self,
         mode: ControlMode,
         action: &[f32],
         q: &[f32; 9],
         tcp: Vec3,
+        period: f32,
         state: &mut ControlState,
     ) -> [f32; 9] {
         let mut clipped = [0.0; 8];
@@ -139,7 +150,12 @@ impl ArmController {
                 state.ee_position = position.to_array();
                 let rotation = turn(mode, action, Quat::from_array(state.ee_rotation));
                 state.ee_rotation = rotation.to_array();
+                let before = *arm;
                 self.solve(position, rotation, arm);
+                for k in 0..7 {
+                    let cap = self.speeds[k] * period;
+                    arm[k] = before[k] + (arm[k] - before[k]).clamp(-cap, cap);
+                }
             }
         }
         let gripper = lerp(FINGER_RANGE, action[mode.action_dim() - 1]);

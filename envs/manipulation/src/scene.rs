@@ -82,6 +82,8 @@ pub struct Parts {
     pub(crate) links: [usize; 9],
     /// Effort limit of each moving joint (N·m or N), from the URDF.
     pub(crate) efforts: [f32; 9],
+    /// Speed limit of each moving joint (rad/s or m/s), from the URDF.
+    pub(crate) speeds: [f32; 9],
     pub(crate) hand: RigidBodyHandle,
     pub(crate) fingers: [ColliderHandle; 2],
     pub(crate) cubes: [Option<(RigidBodyHandle, ColliderHandle)>; MAX_CUBES],
@@ -162,12 +164,21 @@ impl Scene {
         let mut joints = [MultibodyJointHandle::invalid(); 9];
         let mut links = [0; 9];
         let mut efforts = [0.0; 9];
+        let mut speeds = [0.0; 9];
         for (k, name) in MOVING_JOINTS.into_iter().enumerate() {
-            efforts[k] = urdf
+            let limit = urdf
                 .joints
                 .iter()
                 .find(|j| j.name == name)
-                .map_or(0.0, |j| j.limit.effort as f32);
+                .map(|j| &j.limit);
+            efforts[k] = limit.map_or(0.0, |l| l.effort as f32);
+            speeds[k] = limit.map_or(0.0, |l| l.velocity as f32);
+            if !(speeds[k] > 0.0 && speeds[k].is_finite()) {
+                return Err(SceneError(format!(
+                    "joint '{name}' needs a positive velocity limit, got {}",
+                    speeds[k]
+                )));
+            }
             joints[k] = find(name)?
                 .joint
                 .ok_or_else(|| SceneError(format!("joint '{name}' was not inserted")))?;
@@ -219,6 +230,7 @@ impl Scene {
             joints,
             links,
             efforts,
+            speeds,
             hand,
             fingers,
             cubes: parked,

@@ -217,7 +217,8 @@ pub fn control_step(
 ) -> StepResult {
     let (q, _) = world.physics().joints(parts);
     let (tcp, _) = world.physics().tcp(parts);
-    let targets = controller.apply(s.control, action, &q, tcp, &mut task.control);
+    let period = s.dt * s.substeps as f32;
+    let targets = controller.apply(s.control, action, &q, tcp, period, &mut task.control);
     world.physics_mut().set_targets(parts, &targets);
     let mut failure = BlowUp::None;
     for _ in 0..s.substeps {

@@ -24,6 +24,19 @@ pub struct Physics {
     impulse_joints: ImpulseJointSet,
     multibody_joints: MultibodyJointSet,
     soft_bodies: SoftBodySet,
+    /// The drives' targets, re-aimed before every step.
+    #[serde(default)]
+    drives: Option<Drives>,
+}
+
+/// The arm's joint drives: where each is headed and how fast its joint may move.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct Drives {
+    joint: MultibodyJointHandle,
+    links: [usize; 9],
+    efforts: [f32; 9],
+    speeds: [f32; 9],
+    targets: [f32; 9],
 }
 
 /// One env's world: its physics plus the workspaces that step it.
@@ -75,8 +88,9 @@ impl World {
         self.ccd = CCDSolver::new();
     }
 
-    /// Advances one physics step.
+    /// Advances one physics step, the drives re-aimed first.
     pub fn step(&mut self) {
+        self.physics.aim();
         let p = &mut self.physics;
         self.pipeline.step(
             p.gravity,
@@ -93,6 +107,7 @@ impl World {
             &(),
             &(),
         );
+        self.physics.clamp_speeds();
     }
 
     /// Whether rapier disabled a body in the last step because its state went non-finite.
@@ -116,6 +131,7 @@ impl Physics {
             impulse_joints: ImpulseJointSet::new(),
             multibody_joints: MultibodyJointSet::new(),
             soft_bodies: SoftBodySet::new(),
+            drives: None,
         }
     }
 
@@ -156,39 +172,71 @@ impl Physics {
         }
     }
 
-    /// Sets the PD position targets: 7 arm joints (rad), then each finger's opening (m).
+    /// Sets the PD targets: 7 arm joints (rad), then each finger's opening (m).
     pub fn set_targets(&mut self, parts: &Parts, targets: &[f32; 9]) {
-        let Some((multibody, _)) = self.multibody_joints.get_mut(parts.joints[0]) else {
+        self.drives = Some(Drives {
+            joint: parts.joints[0],
+            links: parts.links,
+            efforts: parts.efforts,
+            speeds: parts.speeds,
+            targets: *targets,
+        });
+        self.aim();
+    }
+
+    /// Aims each drive at its target, but no further ahead of its joint than the
+    /// lead at which the drive's pull balances its damping at the joint's speed
+    /// limit, so no drive asks for more than the limit (the lead moves with the joint).
+    fn aim(&mut self) {
+        let Some(d) = self.drives else { return };
+        let (q, _) = self.joint_state(d.joint, &d.links);
+        let Some((multibody, _)) = self.multibody_joints.get_mut(d.joint) else {
             return;
         };
-        for (k, ((link, target), effort)) in parts
-            .links
-            .iter()
-            .zip(targets)
-            .zip(parts.efforts)
-            .enumerate()
-        {
+        for (k, link) in d.links.iter().enumerate() {
             let (axis, (kp, kd)) = if k < 7 {
                 (JointAxis::AngX, ARM_GAINS)
             } else {
                 (JointAxis::LinX, FINGER_GAINS)
             };
+            let lead = d.speeds[k] * kd / kp;
+            let aim = q[k] + (d.targets[k] - q[k]).clamp(-lead, lead);
             if let Some(link) = multibody.link_mut(*link) {
                 link.joint
                     .data
                     .set_motor_model(axis, MotorModel::ForceBased)
-                    .set_motor_position(axis, *target, kp, kd)
-                    .set_motor_max_force(axis, effort);
+                    .set_motor_position(axis, aim, kp, kd)
+                    .set_motor_max_force(axis, d.efforts[k]);
+            }
+        }
+    }
+
+    /// Clamps each joint's velocity to its speed limit where contacts pushed it past (as PhysX does).
+    fn clamp_speeds(&mut self) {
+        let Some(d) = self.drives else { return };
+        let Some((multibody, _)) = self.multibody_joints.get_mut(d.joint) else {
+            return;
+        };
+        for (k, link) in d.links.iter().enumerate() {
+            let Some(dof) = multibody.link(*link).map(|l| l.assembly_id()) else {
+                continue;
+            };
+            if let Some(v) = multibody.generalized_velocity_mut().get_mut(dof) {
+                *v = v.clamp(-d.speeds[k], d.speeds[k]);
             }
         }
     }
 
     /// Joint positions and velocities: 7 arm joints (rad, rad/s), 2 finger openings (m, m/s).
     pub fn joints(&self, parts: &Parts) -> ([f32; 9], [f32; 9]) {
+        self.joint_state(parts.joints[0], &parts.links)
+    }
+
+    fn joint_state(&self, joint: MultibodyJointHandle, links: &[usize; 9]) -> ([f32; 9], [f32; 9]) {
         let mut q = [0.0; 9];
         let mut qd = [0.0; 9];
-        if let Some((multibody, _)) = self.multibody_joints.get(parts.joints[0]) {
-            for (k, link) in parts.links.iter().enumerate() {
+        if let Some((multibody, _)) = self.multibody_joints.get(joint) {
+            for (k, link) in links.iter().enumerate() {
                 if let Some(link) = multibody.link(*link) {
                     q[k] = link.joint.coords()[if k < 7 { 3 } else { 0 }];
                     qd[k] = multibody

@@ -81,7 +81,14 @@ fn the_work_around_the_physics_step_allocates_nothing() {
             let before = allocations();
             let (q, _) = world.physics().joints(parts);
             let (tcp, _) = world.physics().tcp(parts);
-            let targets = controller.apply(control, &action, &q, tcp, &mut state.control);
+            let targets = controller.apply(
+                control,
+                &action,
+                &q,
+                tcp,
+                settings.dt * settings.substeps as f32,
+                &mut state.control,
+            );
             world.physics_mut().set_targets(parts, &targets);
             let after_control = allocations();
             // The env's step: controller, physics substeps (rapier may allocate) and checks.

@@ -94,6 +94,7 @@ fn servo(
             &[step.x, step.y, step.z, gripper],
             &q,
             tcp,
+            3.0 / 60.0,
             &mut state,
         );
         world.physics_mut().set_targets(parts, &targets);

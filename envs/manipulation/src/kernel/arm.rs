@@ -4,6 +4,7 @@
 //! mass matrix (composite-rigid-body, via body Jacobians) and the velocity
 //! bias (recursive Newton–Euler with zero joint acceleration), all in `f32`.
 
+use super::collide::Motion;
 use crate::robot::PANDA_URDF;
 use crate::scene::{ARM_GAINS, BASE, FINGER_GAINS, MOVING_JOINTS};
 use glam::{Mat3, Quat, Vec3};
@@ -61,6 +62,8 @@ pub struct Arm {
     pub limits: [(f32, f32); DOF],
     /// Effort limits (N·m or N).
     pub effort: [f32; DOF],
+    /// Speed limits (rad/s or m/s), enforced by the solver as a PhysX articulation does.
+    pub speed: [f32; DOF],
     /// PD gains (stiffness, damping) of each joint's drive.
     pub gains: [(f32, f32); DOF],
     /// Whether joint `k` moves body `b` (`ancestor[b][k]`).
@@ -149,6 +152,7 @@ impl Arm {
             inertia: [Mat3::ZERO; DOF],
             limits: [(0.0, 0.0); DOF],
             effort: [0.0; DOF],
+            speed: [0.0; DOF],
             gains: [ARM_GAINS; DOF],
             ancestor: [[false; DOF]; DOF],
             boxes: [BodyBox {
@@ -185,6 +189,7 @@ impl Arm {
                         arm.revolute[k] = joint.joint_type == urdf_rs::JointType::Revolute;
                         arm.limits[k] = (joint.limit.lower as f32, joint.limit.upper as f32);
                         arm.effort[k] = joint.limit.effort as f32;
+                        arm.speed[k] = joint.limit.velocity as f32;
                         if !arm.revolute[k] {
                             arm.gains[k] = FINGER_GAINS;
                         }
@@ -205,6 +210,12 @@ impl Arm {
         }
         if let Some(k) = found.iter().position(|f| !f) {
             return Err(format!("the URDF has no joint '{}'", MOVING_JOINTS[k]));
+        }
+        if let Some(k) = arm.speed.iter().position(|v| !(*v > 0.0 && v.is_finite())) {
+            return Err(format!(
+                "joint '{}' needs a positive velocity limit, got {}",
+                MOVING_JOINTS[k], arm.speed[k]
+            ));
         }
         for k in 0..DOF {
             if arm.parent[k].is_some_and(|p| p >= k) {
@@ -414,6 +425,28 @@ impl Arm {
                 m[j][i] = m[i][j];
             }
         }
+    }
+
+    /// How each body moves at joint velocities `qd`: its origin's velocity and its angular velocity.
+    pub fn motions(&self, k: &Kinematics, qd: &[f32; DOF]) -> [Motion; DOF] {
+        let mut m = [Motion::default(); DOF];
+        for j in 0..DOF {
+            let parent = self.parent[j].map_or(Motion::default(), |p| m[p]);
+            let d = self.parent[j].map_or(Vec3::ZERO, |p| k.origin[j] - k.origin[p]);
+            let motion = k.axis[j] * qd[j];
+            m[j] = if self.revolute[j] {
+                Motion {
+                    linear: parent.at(d),
+                    angular: parent.angular + motion,
+                }
+            } else {
+                Motion {
+                    linear: parent.at(d) + motion,
+                    angular: parent.angular,
+                }
+            };
+        }
+        m
     }
 
     /// Joint forces of the velocity-product terms `C(q, q̇) q̇` (recursive

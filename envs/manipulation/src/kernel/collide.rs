@@ -3,11 +3,44 @@
 //! face (up to 4 points), box–plane by corners, sphere–box and sphere–plane by
 //! closest points. Every function is pure and loops over fixed bounds, as the
 //! WGSL twin needs.
+//!
+//! Contacts are speculative: a pair gets points while its gap is under
+//! [`MARGIN`] plus the distance the two shapes can close within the coming
+//! step, so the solver stops a fast body at the surface in the step it
+//! arrives instead of finding it deep inside the next step.
 
 use glam::{Mat3, Vec3};
 
-/// Pairs closer than this get speculative contacts (they may close the gap within a step), m.
+/// Pairs closer than this get speculative contacts even at rest (so resting contacts persist), m.
 pub const MARGIN: f32 = 0.01;
+
+/// How a shape moves over the coming step: its centre's velocity and its angular velocity.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Motion {
+    /// Velocity of the shape's centre, m/s.
+    pub linear: Vec3,
+    /// Angular velocity, rad/s.
+    pub angular: Vec3,
+}
+
+impl Motion {
+    /// Velocity of the point at `r` from the centre.
+    pub fn at(&self, r: Vec3) -> Vec3 {
+        self.linear + self.angular.cross(r)
+    }
+
+    /// The farthest any point within `radius` of the centre can travel in `h` seconds.
+    pub fn reach(&self, radius: f32, h: f32) -> f32 {
+        h * (self.linear.length() + self.angular.length() * radius)
+    }
+}
+
+/// The contact margin of two shapes (bounding radii `ra`, `rb`) moving as
+/// `a` and `b`: [`MARGIN`] plus the most their gap can close in `h` seconds.
+pub fn margin(a: &Motion, ra: f32, b: &Motion, rb: f32, h: f32) -> f32 {
+    MARGIN
+        + h * ((a.linear - b.linear).length() + a.angular.length() * ra + b.angular.length() * rb)
+}
 
 /// One contact point between two shapes: `normal` points from the second
 /// shape to the first; `depth` > 0 is penetration, < 0 a gap.
@@ -53,15 +86,18 @@ impl Obb {
 }
 
 /// Box corners against the plane z = 0 within the table top's half extents:
-/// one point per corner slot (`None` where the corner is clear of it).
-pub fn box_plane(b: &Obb, table: Vec3) -> [Option<Point>; 8] {
+/// one point per corner slot (`None` where the corner is clear of it) for
+/// each corner within [`MARGIN`] of the plane or reaching it within `h`
+/// seconds moving as `motion`.
+pub fn box_plane(b: &Obb, table: Vec3, motion: &Motion, h: f32) -> [Option<Point>; 8] {
     let mut out = [None; 8];
-    if b.centre.z - b.radius() > MARGIN {
+    if b.centre.z - b.radius() > MARGIN + motion.reach(b.radius(), h) {
         return out;
     }
     for (i, slot) in out.iter_mut().enumerate() {
         let c = b.corner(i);
-        if c.z < MARGIN && c.x.abs() <= table.x && c.y.abs() <= table.y {
+        let fall = h * motion.at(c - b.centre).z.min(0.0);
+        if c.z + fall < MARGIN && c.x.abs() <= table.x && c.y.abs() <= table.y {
             *slot = Some(Point {
                 at: c,
                 normal: Vec3::Z,
@@ -72,20 +108,20 @@ pub fn box_plane(b: &Obb, table: Vec3) -> [Option<Point>; 8] {
     out
 }
 
-/// A sphere against the plane z = 0 within the table top.
-pub fn sphere_plane(centre: Vec3, radius: f32, table: Vec3) -> Option<Point> {
+/// A sphere against the plane z = 0 within the table top, when its gap is under `margin`.
+pub fn sphere_plane(centre: Vec3, radius: f32, table: Vec3, margin: f32) -> Option<Point> {
     let depth = radius - centre.z;
-    (depth > -MARGIN && centre.x.abs() <= table.x && centre.y.abs() <= table.y).then(|| Point {
+    (depth > -margin && centre.x.abs() <= table.x && centre.y.abs() <= table.y).then(|| Point {
         at: centre - Vec3::Z * radius,
         normal: Vec3::Z,
         depth,
     })
 }
 
-/// A sphere against a box: normal from the box to the sphere.
-pub fn sphere_box(centre: Vec3, radius: f32, b: &Obb) -> Option<Point> {
+/// A sphere against a box, when their gap is under `margin`: normal from the box to the sphere.
+pub fn sphere_box(centre: Vec3, radius: f32, b: &Obb, margin: f32) -> Option<Point> {
     let d = centre - b.centre;
-    if d.length_squared() > (radius + b.radius() + MARGIN).powi(2) {
+    if d.length_squared() > (radius + b.radius() + margin).powi(2) {
         return None;
     }
     let local = b.axes.transpose() * d;
@@ -112,7 +148,7 @@ pub fn sphere_box(centre: Vec3, radius: f32, b: &Obb) -> Option<Point> {
     let offset = centre - closest;
     let distance = offset.length();
     let depth = radius - distance;
-    (depth > -MARGIN).then(|| Point {
+    (depth > -margin).then(|| Point {
         at: closest,
         normal: offset / distance,
         depth,
@@ -147,12 +183,13 @@ fn clip(
     (out, m)
 }
 
-/// Box `a` against box `b`: up to 4 points in fixed slots (the extremes of
-/// the contact patch along the reference face's two axes), normals from `b` to `a`.
-pub fn box_box(a: &Obb, b: &Obb) -> [Option<Point>; 4] {
+/// Box `a` against box `b`, when their gap is under `margin`: up to 4 points
+/// in fixed slots (the extremes of the contact patch along the reference
+/// face's two axes), normals from `b` to `a`.
+pub fn box_box(a: &Obb, b: &Obb, margin: f32) -> [Option<Point>; 4] {
     let mut out = [None; 4];
     let d = a.centre - b.centre;
-    if d.length_squared() > (a.radius() + b.radius() + MARGIN).powi(2) {
+    if d.length_squared() > (a.radius() + b.radius() + margin).powi(2) {
         return out;
     }
     // Separating-axis test: the axis of least penetration (faces preferred over edges).
@@ -173,7 +210,7 @@ pub fn box_box(a: &Obb, b: &Obb) -> [Option<Point>; 4] {
             b.axis(face - 3)
         };
         let o = overlap(axis);
-        if o < -MARGIN {
+        if o < -margin {
             return out;
         }
         if o < best.0 {
@@ -189,7 +226,7 @@ pub fn box_box(a: &Obb, b: &Obb) -> [Option<Point>; 4] {
                 continue;
             }
             let o = overlap(axis / len);
-            if o < -MARGIN {
+            if o < -margin {
                 return out;
             }
             if o < edge.0 {
@@ -259,7 +296,7 @@ pub fn box_box(a: &Obb, b: &Obb) -> [Option<Point>; 4] {
         let mut best_v = f32::NEG_INFINITY;
         for (i, p) in poly.iter().enumerate().take(count) {
             let depth = -p[2];
-            if depth <= -MARGIN || pick[..slot].contains(&i) {
+            if depth <= -margin || pick[..slot].contains(&i) {
                 continue;
             }
             if side * p[k] > best_v + 1e-6 {
@@ -336,7 +373,7 @@ mod tests {
     fn a_cube_on_a_cube_touches_at_four_corners_of_the_overlap() {
         let b = cube(Vec3::new(0.0, 0.0, 0.02), Quat::IDENTITY);
         let a = cube(Vec3::new(0.01, 0.005, 0.0595), Quat::IDENTITY);
-        let points = box_box(&a, &b);
+        let points = box_box(&a, &b, MARGIN);
         assert!(points.iter().all(Option::is_some), "{points:?}");
         for p in points.iter().flatten() {
             assert!(
@@ -360,12 +397,12 @@ mod tests {
     fn separated_boxes_have_no_contact_and_a_tilted_cube_rests_on_its_corners() {
         let b = cube(Vec3::ZERO, Quat::IDENTITY);
         assert!(
-            box_box(&cube(Vec3::new(0.0, 0.0, 0.06), Quat::IDENTITY), &b)
+            box_box(&cube(Vec3::new(0.0, 0.0, 0.06), Quat::IDENTITY), &b, MARGIN)
                 .iter()
                 .all(Option::is_none)
         );
         let tilted = cube(Vec3::new(0.0, 0.0, 0.025), Quat::from_rotation_x(0.3));
-        let on = box_plane(&tilted, Vec3::new(1.0, 1.0, 0.0));
+        let on = box_plane(&tilted, Vec3::new(1.0, 1.0, 0.0), &Motion::default(), 0.01);
         let touching: Vec<_> = on.iter().flatten().filter(|p| p.depth > -1e-3).collect();
         assert_eq!(
             touching.len(),

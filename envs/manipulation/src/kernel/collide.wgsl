@@ -38,32 +38,41 @@ fn set_point(i: u32, at: vec3<f32>, normal: vec3<f32>, depth: f32) {
     pt_depth[i] = depth;
 }
 
-fn box_plane(b: Obb) {
+// The contact margin of two shapes (bounding radii ra, rb) moving with
+// centre velocities la, lb and angular velocities wa, wb (collide.rs `margin`).
+fn margin_of(la: vec3<f32>, wa: vec3<f32>, ra: f32, lb: vec3<f32>, wb: vec3<f32>, rb: f32, h: f32) -> f32 {
+    return MARGIN + h * (length(la - lb) + length(wa) * ra + length(wb) * rb);
+}
+
+// Corners within MARGIN of the table or reaching it within h, moving with
+// centre velocity lin and angular velocity ang.
+fn box_plane(b: Obb, lin: vec3<f32>, ang: vec3<f32>, h: f32) {
     clear_points();
-    if (b.centre.z - radius(b) > MARGIN) {
+    if (b.centre.z - radius(b) > MARGIN + h * (length(lin) + length(ang) * radius(b))) {
         return;
     }
     for (var i = 0u; i < 8u; i++) {
         let c = corner(b, i);
-        if (c.z < MARGIN && abs(c.x) <= TABLE_X && abs(c.y) <= TABLE_Y) {
+        let fall = h * min((lin + cross(ang, c - b.centre)).z, 0.0);
+        if (c.z + fall < MARGIN && abs(c.x) <= TABLE_X && abs(c.y) <= TABLE_Y) {
             set_point(i, c, vec3<f32>(0.0, 0.0, 1.0), -c.z);
         }
     }
 }
 
 // One point in slot 0, or none.
-fn sphere_plane(centre: vec3<f32>, r: f32) {
+fn sphere_plane(centre: vec3<f32>, r: f32, margin: f32) {
     clear_points();
     let depth = r - centre.z;
-    if (depth > -MARGIN && abs(centre.x) <= TABLE_X && abs(centre.y) <= TABLE_Y) {
+    if (depth > -margin && abs(centre.x) <= TABLE_X && abs(centre.y) <= TABLE_Y) {
         set_point(0u, centre - vec3<f32>(0.0, 0.0, 1.0) * r, vec3<f32>(0.0, 0.0, 1.0), depth);
     }
 }
 
-fn sphere_box(centre: vec3<f32>, r: f32, b: Obb) {
+fn sphere_box(centre: vec3<f32>, r: f32, b: Obb, margin: f32) {
     clear_points();
     let d = centre - b.centre;
-    let reach = r + radius(b) + MARGIN;
+    let reach = r + radius(b) + margin;
     if (dot(d, d) > reach * reach) {
         return;
     }
@@ -86,7 +95,7 @@ fn sphere_box(centre: vec3<f32>, r: f32, b: Obb) {
     let offset = centre - closest;
     let dist = length(offset);
     let depth = r - dist;
-    if (depth > -MARGIN) {
+    if (depth > -margin) {
         set_point(0u, closest, offset / dist, depth);
     }
 }
@@ -155,10 +164,10 @@ fn edge_point(a: Obb, b: Obb, i: u32, j: u32, normal: vec3<f32>, depth: f32) {
 }
 
 // Box a against box b: up to 4 points in slots 0–3, normals from b to a.
-fn box_box(a: Obb, b: Obb) {
+fn box_box(a: Obb, b: Obb, margin: f32) {
     clear_points();
     let d = a.centre - b.centre;
-    let reach = radius(a) + radius(b) + MARGIN;
+    let reach = radius(a) + radius(b) + margin;
     if (dot(d, d) > reach * reach) {
         return;
     }
@@ -170,7 +179,7 @@ fn box_box(a: Obb, b: Obb) {
             axis = a.axes[face];
         }
         let o = overlap(a, b, d, axis);
-        if (o < -MARGIN) {
+        if (o < -margin) {
             return;
         }
         if (o < best) {
@@ -190,7 +199,7 @@ fn box_box(a: Obb, b: Obb) {
                 continue;
             }
             let o = overlap(a, b, d, axis / len);
-            if (o < -MARGIN) {
+            if (o < -margin) {
                 return;
             }
             if (o < edge) {
@@ -267,7 +276,7 @@ fn box_box(a: Obb, b: Obb) {
             for (var e = 0u; e < slot; e++) {
                 taken = taken || pick[e] == i;
             }
-            if (depth <= -MARGIN || taken) {
+            if (depth <= -margin || taken) {
                 continue;
             }
             if (side * poly[i][k] > best_v + 1e-6) {

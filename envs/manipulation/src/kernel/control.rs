@@ -1,7 +1,8 @@
 //! The five arm controllers in `f32` on the kernel's kinematics, as the WGSL
 //! twin runs them: ManiSkill's `pd_joint_pos`, `pd_joint_delta_pos`,
 //! `pd_ee_delta_pos`, `pd_ee_delta_pose` and `pd_ee_delta_pos_yaw`, the last three solved by damped
-//! least squares (the rapier physics' `ArmController`, same constants).
+//! least squares (the rapier physics' `ArmController`, same constants), their
+//! joint targets moving no faster than the joints' speed limits.
 
 use super::arm::{Arm, DOF};
 use super::physics::{cholesky, cholesky_solve};
@@ -26,8 +27,10 @@ pub fn rotation_vector(q: Quat) -> Vec3 {
     v * (2.0 * s.atan2(q.w) / s)
 }
 
-/// Sets `sim.targets` (and the controller memory) for `action` (length of the mode, clipped to [−1, 1]).
-pub fn apply(arm: &Arm, mode: ControlMode, action: &[f32], sim: &mut Sim) {
+/// Sets `sim.targets` (and the controller memory) for `action` (length of the
+/// mode, clipped to [−1, 1]); the end-effector controllers move each target
+/// at most as far as its joint's speed limit allows in a control `period` (s).
+pub fn apply(arm: &Arm, mode: ControlMode, action: &[f32], period: f32, sim: &mut Sim) {
     let mut a = [0.0f32; 8];
     for (c, v) in a.iter_mut().zip(action) {
         *c = v.clamp(-1.0, 1.0);
@@ -52,8 +55,13 @@ pub fn apply(arm: &Arm, mode: ControlMode, action: &[f32], sim: &mut Sim) {
             sim.ee_position = position.to_array();
             let want = controller::turn(mode, &a, Quat::from_array(sim.ee_rotation));
             sim.ee_rotation = want.to_array();
+            let before = sim.targets;
             for _ in 0..IK_ITERATIONS {
                 ik_step(arm, &mut sim.targets, position, want);
+            }
+            for k in 0..ARM {
+                let cap = arm.speed[k] * period;
+                sim.targets[k] = before[k] + (sim.targets[k] - before[k]).clamp(-cap, cap);
             }
         }
     }

@@ -197,6 +197,33 @@ fn mass_matrix() {
     }
 }
 
+// How each body moves at joint velocities qd (kernel/arm.rs `motions`):
+// its origin's velocity and its angular velocity.
+var<private> m_lin: array<vec3<f32>, DOF>;
+var<private> m_ang: array<vec3<f32>, DOF>;
+
+fn motions(qd: array<f32, DOF>) {
+    for (var j = 0u; j < DOF; j++) {
+        var lin = vec3<f32>(0.0);
+        var ang = vec3<f32>(0.0);
+        var d = vec3<f32>(0.0);
+        let p = i32(P.arm[A_PARENT + j]);
+        if (p >= 0) {
+            lin = m_lin[p];
+            ang = m_ang[p];
+            d = k_org[j] - k_org[p];
+        }
+        let motion = k_axis[j] * qd[j];
+        if (revolute(j)) {
+            m_lin[j] = lin + cross(ang, d);
+            m_ang[j] = ang + motion;
+        } else {
+            m_lin[j] = lin + cross(ang, d) + motion;
+            m_ang[j] = ang;
+        }
+    }
+}
+
 // C(q, q̇) q̇ by recursive Newton–Euler (q̈ = 0, no gravity), into TAU.
 fn bias(qd: array<f32, DOF>) {
     var w: array<vec3<f32>, DOF>;

@@ -75,6 +75,7 @@ fn arm_floats(arm: &Arm) -> (Vec<f32>, Vec<(&'static str, usize)>) {
     block("A_LOW", &mut v, &|j| vec![arm.limits[j].0]);
     block("A_HIGH", &mut v, &|j| vec![arm.limits[j].1]);
     block("A_EFFORT", &mut v, &|j| vec![arm.effort[j]]);
+    block("A_SPEED", &mut v, &|j| vec![arm.speed[j]]);
     block("A_KP", &mut v, &|j| vec![arm.gains[j].0]);
     block("A_KD", &mut v, &|j| vec![arm.gains[j].1]);
     block("A_ANCESTOR", &mut v, &|b| {

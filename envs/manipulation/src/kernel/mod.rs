@@ -18,7 +18,9 @@ mod physics;
 mod state;
 
 pub use arm::{Arm, BodyBox, BodySphere, DOF, Kinematics};
-pub use collide::{MARGIN, Obb, Point, box_box, box_plane, sphere_box, sphere_plane};
+pub use collide::{
+    MARGIN, Motion, Obb, Point, box_box, box_plane, margin, sphere_box, sphere_plane,
+};
 pub use control::{IK_DAMPING, ik_step, rotation_vector};
 #[cfg(feature = "gpu")]
 pub use gpu::KernelGpu;
@@ -166,8 +168,14 @@ impl KernelModel {
     /// One control step: controller, physics, reward and success.
     pub fn control_step(&self, sim: &mut Sim, action: &[f32]) -> task::StepResult {
         let s = &self.settings;
-        control::apply(&self.arm, s.control, action, sim);
         let h = s.dt / SOLVER_STEPS as f32;
+        control::apply(
+            &self.arm,
+            s.control,
+            action,
+            h * (SOLVER_STEPS * s.substeps) as f32,
+            sim,
+        );
         let mut failure = BlowUp::None;
         for _ in 0..s.substeps {
             for _ in 0..SOLVER_STEPS {

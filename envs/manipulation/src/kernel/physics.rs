@@ -1,9 +1,9 @@
 //! One physics step of the kernel: articulated arm and free cubes, joint drives,
-//! joint limits and frictional contacts solved together by projected
-//! Gauss–Seidel on impulses, warm-started from the last step's impulses.
+//! joint position and speed limits and frictional contacts solved together by
+//! projected Gauss–Seidel on impulses, warm-started from the last step's impulses.
 
 use super::arm::{Arm, BOXES, DOF, Kinematics};
-use super::collide::{self, Obb, Point};
+use super::collide::{self, Motion, Obb, Point};
 use super::state::{CUBE_FIELDS, CUBES, Sim, slot};
 use crate::scene::{CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use crate::world::TOUCH;
@@ -234,7 +234,7 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
         vel.w[i] = Vec3::new(c[10], c[11], c[12]);
     }
     let mut contacts = Contacts(ArrayVec::new());
-    let grasp = detect(arm, &k, sim, cubes, h, &mut contacts);
+    let grasp = detect(arm, &k, &vel, sim, cubes, h, &mut contacts);
     for (flag, held) in sim.grasp.iter_mut().zip(grasp) {
         *flag = f32::from(u8::from(held));
     }
@@ -283,12 +283,14 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
             }
         }
     }
-    // Joint drives: implicit PD as soft constraints, impulse capped at the effort limit.
+    // Joint drives: implicit PD as soft constraints, impulse capped at the effort
+    // limit, the speed they drive towards capped at the joint's speed limit.
     let mut drive = [(0.0f32, 0.0f32, 0.0f32, 0.0f32); DOF];
     for j in 0..DOF {
         let (kp, kd) = arm.gains[j];
         let soft = h * (kd + h * kp);
-        let target = kp * (sim.targets[j] - sim.q[j]) / (kd + h * kp);
+        let target =
+            (kp * (sim.targets[j] - sim.q[j]) / (kd + h * kp)).clamp(-arm.speed[j], arm.speed[j]);
         drive[j] = (
             soft,
             target,
@@ -320,6 +322,8 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
         }
     }
     let mut limit_impulse = [0.0f32; DOF];
+    // Joint speeds: two rows per joint (−v_max ≤ q̇ and q̇ ≤ v_max), as PhysX articulations limit them.
+    let mut speed_impulse = [[0.0f32; 2]; DOF];
     for _ in 0..ITERATIONS {
         for j in 0..DOF {
             let (soft, target, max, gain) = drive[j];
@@ -361,6 +365,17 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
             row.lambda[1] = t[0];
             row.lambda[2] = t[1];
         }
+        for (j, impulses) in speed_impulse.iter_mut().enumerate() {
+            for (acc, sign) in impulses.iter_mut().zip([1.0f32, -1.0]) {
+                let new = (*acc - (arm.speed[j] + sign * vel.qd[j]) / minv[j][j]).max(0.0);
+                if new != *acc {
+                    for c in 0..DOF {
+                        vel.qd[c] += sign * (new - *acc) * minv[c][j];
+                    }
+                    *acc = new;
+                }
+            }
+        }
     }
     // Keep this step's impulses for the next; slots without a contact now forget theirs.
     sim.contact_impulse = [[0.0; 3]; super::state::SLOTS];
@@ -369,10 +384,11 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
             sim.contact_impulse[row.slot] = row.lambda;
         }
     }
-    // Semi-implicit Euler: positions from the new velocities.
+    // Semi-implicit Euler: positions from the new velocities, each joint's
+    // clamped to its limit where the iterations left it past (as PhysX does).
     for j in 0..DOF {
-        sim.qd[j] = vel.qd[j];
-        sim.q[j] += h * vel.qd[j];
+        sim.qd[j] = vel.qd[j].clamp(-arm.speed[j], arm.speed[j]);
+        sim.q[j] += h * sim.qd[j];
     }
     for i in 0..cubes {
         let c: &mut [f32; CUBE_FIELDS] = &mut sim.cubes[i];
@@ -407,11 +423,13 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
 /// Every contact point of the env now, in a fixed order (boxes on the table:
 /// the cubes, then the hand and fingers; box pairs: cube with cube, then each
 /// robot box with each cube; the link spheres), and which cubes both fingers
-/// touch (closer than [`TOUCH`]). One call site per shape test, as the WGSL
-/// twin needs to compile fast.
+/// touch (closer than [`TOUCH`]). Each pair's margin grows with how fast the
+/// two close (velocities `vel` before the solve). One call site per shape
+/// test, as the WGSL twin needs to compile fast.
 fn detect(
     arm: &Arm,
     k: &Kinematics,
+    vel: &Velocities,
     sim: &Sim,
     cubes: usize,
     h: f32,
@@ -419,20 +437,30 @@ fn detect(
 ) -> [bool; CUBES] {
     let table = Vec3::new(TABLE_HALF[0], TABLE_HALF[1], 0.0);
     let count = cubes + BOXES;
+    let links = arm.motions(k, &vel.qd);
     let mut boxes = [cube_box(sim, 0); CUBES + BOXES];
     let mut sides = [Side::Fixed; CUBES + BOXES];
+    let mut motions = [Motion::default(); CUBES + BOXES];
     for n in 0..count {
-        (boxes[n], sides[n]) = if n < cubes {
-            (cube_box(sim, n), Side::Cube(n))
+        (boxes[n], sides[n], motions[n]) = if n < cubes {
+            let motion = Motion {
+                linear: vel.v[n],
+                angular: vel.w[n],
+            };
+            (cube_box(sim, n), Side::Cube(n), motion)
         } else {
-            (
-                robot_box(arm, k, n - cubes),
-                Side::Link(arm.boxes[n - cubes].body),
-            )
+            let b = robot_box(arm, k, n - cubes);
+            let body = arm.boxes[n - cubes].body;
+            let motion = Motion {
+                linear: links[body].at(b.centre - k.origin[body]),
+                angular: links[body].angular,
+            };
+            (b, Side::Link(body), motion)
         };
     }
     for n in 0..count {
-        for (corner, p) in collide::box_plane(&boxes[n], table).iter().enumerate() {
+        let points = collide::box_plane(&boxes[n], table, &motions[n], h);
+        for (corner, p) in points.iter().enumerate() {
             if let Some(p) = p {
                 let slot = if n < cubes {
                     slot::cube_table(n, corner)
@@ -446,7 +474,9 @@ fn detect(
     let mut touch = [[false; CUBES]; 2];
     for a in 0..count {
         for b in 0..cubes.min(a) {
-            let points = collide::box_box(&boxes[a], &boxes[b]);
+            let (ra, rb) = (boxes[a].radius(), boxes[b].radius());
+            let margin = collide::margin(&motions[a], ra, &motions[b], rb, h);
+            let points = collide::box_box(&boxes[a], &boxes[b], margin);
             for (n, p) in points.iter().enumerate() {
                 if let Some(p) = p {
                     let slot = if a < cubes {
@@ -465,12 +495,18 @@ fn detect(
     }
     for s in arm.spheres.iter().take(arm.sphere_count) {
         let centre = k.origin[s.body] + k.rotation[s.body] * s.centre;
-        if let Some(p) = collide::sphere_plane(centre, s.radius, table) {
+        let motion = Motion {
+            linear: links[s.body].at(centre - k.origin[s.body]),
+            angular: Vec3::ZERO,
+        };
+        let margin = collide::margin(&motion, 0.0, &Motion::default(), 0.0, h);
+        if let Some(p) = collide::sphere_plane(centre, s.radius, table, margin) {
             c.push(Side::Link(s.body), Side::Fixed, &p, NO_SLOT, h);
         }
-        for cube in boxes.iter().take(cubes).enumerate() {
-            if let Some(p) = collide::sphere_box(centre, s.radius, cube.1) {
-                c.push(Side::Link(s.body), Side::Cube(cube.0), &p, NO_SLOT, h);
+        for i in 0..cubes {
+            let margin = collide::margin(&motion, 0.0, &motions[i], boxes[i].radius(), h);
+            if let Some(p) = collide::sphere_box(centre, s.radius, &boxes[i], margin) {
+                c.push(Side::Link(s.body), Side::Cube(i), &p, NO_SLOT, h);
             }
         }
     }

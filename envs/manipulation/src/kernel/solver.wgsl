@@ -103,19 +103,27 @@ fn push_row(a: i32, b: i32, p: u32, slot: i32, h: f32) {
 fn detect(cubes: u32, h: f32) {
     n_rows = 0u;
     let count = cubes + BOXES;
+    motions(vel_qd);
     var boxes: array<Obb, 7>;
     var sides: array<i32, 7>;
+    var lin: array<vec3<f32>, 7>;
+    var ang: array<vec3<f32>, 7>;
     for (var n = 0u; n < count; n++) {
         if (n < cubes) {
             boxes[n] = cube_box(n);
             sides[n] = CUBE + i32(n);
+            lin[n] = vel_v[n];
+            ang[n] = vel_w[n];
         } else {
             boxes[n] = robot_box(n - cubes);
-            sides[n] = i32(P.arm[A_BOX + 11u * (n - cubes)]);
+            let body = u32(P.arm[A_BOX + 11u * (n - cubes)]);
+            sides[n] = i32(body);
+            lin[n] = m_lin[body] + cross(m_ang[body], boxes[n].centre - k_org[body]);
+            ang[n] = m_ang[body];
         }
     }
     for (var n = 0u; n < count; n++) {
-        box_plane(boxes[n]);
+        box_plane(boxes[n], lin[n], ang[n], h);
         for (var c = 0u; c < 8u; c++) {
             if (pt_valid[c]) {
                 var slot = i32(SLOT_BOX_TABLE + 8u * (n - cubes) + c);
@@ -129,7 +137,8 @@ fn detect(cubes: u32, h: f32) {
     var touch: array<array<bool, CUBES>, 2>;
     for (var a = 0u; a < count; a++) {
         for (var b = 0u; b < min(cubes, a); b++) {
-            box_box(boxes[a], boxes[b]);
+            let margin = margin_of(lin[a], ang[a], radius(boxes[a]), lin[b], ang[b], radius(boxes[b]), h);
+            box_box(boxes[a], boxes[b], margin);
             for (var n = 0u; n < 4u; n++) {
                 if (pt_valid[n]) {
                     var slot = i32(SLOT_BOX_CUBE + 4u * ((a - cubes) * CUBES + b) + n);
@@ -154,12 +163,14 @@ fn detect(cubes: u32, h: f32) {
         let body = u32(P.arm[at]);
         let centre = k_org[body] + qrot(k_rot[body], arm3(at + 1u));
         let r = P.arm[at + 4u];
-        sphere_plane(centre, r);
+        let moving = m_lin[body] + cross(m_ang[body], centre - k_org[body]);
+        let still = vec3<f32>(0.0);
+        sphere_plane(centre, r, margin_of(moving, still, 0.0, still, still, 0.0, h));
         if (pt_valid[0]) {
             push_row(i32(body), FIXED, 0u, NO_SLOT, h);
         }
         for (var i = 0u; i < cubes; i++) {
-            sphere_box(centre, r, boxes[i]);
+            sphere_box(centre, r, boxes[i], margin_of(moving, still, 0.0, lin[i], ang[i], radius(boxes[i]), h));
             if (pt_valid[0]) {
                 push_row(i32(body), CUBE + i32(i), 0u, NO_SLOT, h);
             }
@@ -295,7 +306,8 @@ fn physics_step(cubes: u32, h: f32) {
         let kp = P.arm[A_KP + j];
         let kd = P.arm[A_KD + j];
         soft[j] = h * (kd + h * kp);
-        goal_speed[j] = kp * (s[F_TARGETS + j] - s[F_Q + j]) / (kd + h * kp);
+        let speed = P.arm[A_SPEED + j];
+        goal_speed[j] = clamp(kp * (s[F_TARGETS + j] - s[F_Q + j]) / (kd + h * kp), -speed, speed);
         cap[j] = P.arm[A_EFFORT + j] * h;
         gain[j] = 1.0 / (1.0 + soft[j] * MINV[j * DOF + j]);
         let warm = clamp(s[F_DRIVE + j], -cap[j], cap[j]);
@@ -325,6 +337,7 @@ fn physics_step(cubes: u32, h: f32) {
         lim_mass[j] = 1.0 / MINV[j * DOF + j];
         lim_impulse[j] = 0.0;
     }
+    var speed_impulse: array<vec2<f32>, DOF>;
     for (var it = 0u; it < ITERATIONS; it++) {
         for (var j = 0u; j < DOF; j++) {
             let acc = s[F_DRIVE + j];
@@ -372,6 +385,19 @@ fn physics_step(cubes: u32, h: f32) {
             rset(c, R_LAMBDA + 1u, t.x);
             rset(c, R_LAMBDA + 2u, t.y);
         }
+        for (var j = 0u; j < DOF; j++) {
+            for (var side = 0u; side < 2u; side++) {
+                let sgn = select(-1.0, 1.0, side == 0u);
+                let acc = speed_impulse[j][side];
+                let fresh = max(acc - (P.arm[A_SPEED + j] + sgn * vel_qd[j]) / MINV[j * DOF + j], 0.0);
+                if (fresh != acc) {
+                    for (var c = 0u; c < DOF; c++) {
+                        vel_qd[c] += sgn * (fresh - acc) * MINV[c * DOF + j];
+                    }
+                    speed_impulse[j][side] = fresh;
+                }
+            }
+        }
     }
     for (var k = 0u; k < 3u * SLOTS; k++) {
         set_cold(F_CONTACT + k, 0.0);
@@ -386,8 +412,9 @@ fn physics_step(cubes: u32, h: f32) {
         }
     }
     for (var j = 0u; j < DOF; j++) {
-        s[F_QD + j] = vel_qd[j];
-        s[F_Q + j] += h * vel_qd[j];
+        let speed = P.arm[A_SPEED + j];
+        s[F_QD + j] = clamp(vel_qd[j], -speed, speed);
+        s[F_Q + j] += h * s[F_QD + j];
     }
     for (var i = 0u; i < cubes; i++) {
         let c = F_CUBES + i * CUBE_FIELDS;

@@ -173,8 +173,17 @@ fn apply_control(i: u32) {
         for (var k = 0u; k < 4u; k++) {
             s[F_EE_ROTATION + k] = want[k];
         }
+        var before: array<f32, 7>;
+        for (var k = 0u; k < 7u; k++) {
+            before[k] = s[F_TARGETS + k];
+        }
         for (var it = 0u; it < IK_ITERATIONS; it++) {
             ik_step(position, want);
+        }
+        let period = P.h * f32(SOLVER_STEPS * P.substeps);
+        for (var k = 0u; k < 7u; k++) {
+            let cap = P.arm[A_SPEED + k] * period;
+            s[F_TARGETS + k] = before[k] + clamp(s[F_TARGETS + k] - before[k], -cap, cap);
         }
     }
     let gripper = lerp_range(FINGER_CLOSED, FINGER_OPEN, a[dim - 1u]);
