@@ -185,8 +185,8 @@ impl Physics {
     }
 
     /// Aims each drive at its target, but no further ahead of its joint than the
-    /// lead at which the drive's pull balances its damping at the joint's speed
-    /// limit, so no drive asks for more than the limit (the lead moves with the joint).
+    /// lead at which the drive heads for the joint's speed limit, so no drive
+    /// asks for more than the limit (the lead moves with the joint).
     fn aim(&mut self) {
         let Some(d) = self.drives else { return };
         let (q, _) = self.joint_state(d.joint, &d.links);
@@ -199,7 +199,8 @@ impl Physics {
             } else {
                 (JointAxis::LinX, FINGER_GAINS)
             };
-            let lead = d.speeds[k] * kd / kp;
+            // The implicit drive heads for kp·lead / (kd + kp·dt), the speed limit.
+            let lead = d.speeds[k] * (kd + kp * self.params.dt) / kp;
             let aim = q[k] + (d.targets[k] - q[k]).clamp(-lead, lead);
             if let Some(link) = multibody.link_mut(*link) {
                 link.joint
