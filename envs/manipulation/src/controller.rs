@@ -152,9 +152,17 @@ impl ArmController {
                 state.ee_rotation = rotation.to_array();
                 let before = *arm;
                 self.solve(position, rotation, arm);
+                // The whole step shrinks (its direction kept) until no joint moves
+                // further than its speed limit allows in the control period.
+                let mut scale = 1.0f32;
                 for k in 0..7 {
-                    let cap = self.speeds[k] * period;
-                    arm[k] = before[k] + (arm[k] - before[k]).clamp(-cap, cap);
+                    let step = (arm[k] - before[k]).abs();
+                    if step > self.speeds[k] * period {
+                        scale = scale.min(self.speeds[k] * period / step);
+                    }
+                }
+                for k in 0..7 {
+                    arm[k] = before[k] + (arm[k] - before[k]) * scale;
                 }
             }
         }

@@ -406,3 +406,40 @@ fn the_scripted_grasp_lifts_a_cube_ten_centimetres_and_holds_it_without_slipping
         cube(&sim, 0).0
     );
 }
+
+#[test]
+fn body_motions_are_the_derivatives_of_the_kinematics() {
+    let m = model(TaskKind::Reach);
+    let arm = m.arm();
+    let q = [0.3, -0.6, 0.2, -2.0, 0.4, 1.8, -0.3, 0.02, 0.03];
+    let qd = [0.7, -0.4, 1.1, 0.5, -0.9, 0.6, 1.3, 0.05, -0.04];
+    let eps = 1e-3;
+    let ahead: [f32; 9] = std::array::from_fn(|j| q[j] + eps * qd[j]);
+    let behind: [f32; 9] = std::array::from_fn(|j| q[j] - eps * qd[j]);
+    let (k, a, b) = (
+        arm.kinematics(&q),
+        arm.kinematics(&ahead),
+        arm.kinematics(&behind),
+    );
+    let motions = arm.motions(&k, &qd);
+    for (body, motion) in motions.iter().enumerate() {
+        let linear = (a.origin[body] - b.origin[body]) / (2.0 * eps);
+        let turn = a.rotation[body] * b.rotation[body].inverse();
+        let angular = turn.to_scaled_axis() / (2.0 * eps);
+        assert!(
+            (motion.linear - linear).length() < 2e-3,
+            "body {body}: {} vs {linear}",
+            motion.linear
+        );
+        assert!(
+            (motion.angular - angular).length() < 2e-3,
+            "body {body}: {} vs {angular}",
+            motion.angular
+        );
+    }
+    // The speed limits are the URDF's.
+    assert_eq!(
+        arm.speed,
+        [2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61, 0.2, 0.2]
+    );
+}

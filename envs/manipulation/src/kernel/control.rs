@@ -59,9 +59,18 @@ pub fn apply(arm: &Arm, mode: ControlMode, action: &[f32], period: f32, sim: &mu
             for _ in 0..IK_ITERATIONS {
                 ik_step(arm, &mut sim.targets, position, want);
             }
+            // The whole step shrinks (its direction kept) until no joint moves
+            // further than its speed limit allows in the control period.
+            let mut scale = 1.0f32;
             for k in 0..ARM {
-                let cap = arm.speed[k] * period;
-                sim.targets[k] = before[k] + (sim.targets[k] - before[k]).clamp(-cap, cap);
+                let reach = arm.speed[k] * period;
+                let step = (sim.targets[k] - before[k]).abs();
+                if step > reach {
+                    scale = scale.min(reach / step);
+                }
+            }
+            for k in 0..ARM {
+                sim.targets[k] = before[k] + (sim.targets[k] - before[k]) * scale;
             }
         }
     }

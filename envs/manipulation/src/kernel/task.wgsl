@@ -181,9 +181,16 @@ fn apply_control(i: u32) {
             ik_step(position, want);
         }
         let period = P.h * f32(SOLVER_STEPS * P.substeps);
+        var scale = 1.0;
         for (var k = 0u; k < 7u; k++) {
-            let cap = P.arm[A_SPEED + k] * period;
-            s[F_TARGETS + k] = before[k] + clamp(s[F_TARGETS + k] - before[k], -cap, cap);
+            let reach = P.arm[A_SPEED + k] * period;
+            let step = abs(s[F_TARGETS + k] - before[k]);
+            if (step > reach) {
+                scale = min(scale, reach / step);
+            }
+        }
+        for (var k = 0u; k < 7u; k++) {
+            s[F_TARGETS + k] = before[k] + (s[F_TARGETS + k] - before[k]) * scale;
         }
     }
     let gripper = lerp_range(FINGER_CLOSED, FINGER_OPEN, a[dim - 1u]);
