@@ -185,8 +185,9 @@ impl Physics {
     }
 
     /// Aims each drive at its target, but no further ahead of its joint than the
-    /// lead at which the drive heads for the joint's speed limit, so no drive
-    /// asks for more than the limit (the lead moves with the joint).
+    /// lead at which the drive heads for the joint's speed limit (or pulls with
+    /// its full effort, if that is more), so no drive asks for more than the
+    /// limit (the lead moves with the joint).
     fn aim(&mut self) {
         let Some(d) = self.drives else { return };
         let (q, _) = self.joint_state(d.joint, &d.links);
@@ -199,8 +200,10 @@ impl Physics {
             } else {
                 (JointAxis::LinX, FINGER_GAINS)
             };
-            // The implicit drive heads for kp·lead / (kd + kp·dt), the speed limit.
-            let lead = d.speeds[k] * (kd + kp * self.params.dt) / kp;
+            // The implicit drive heads for kp·lead / (kd + kp·dt): the speed limit,
+            // unless the effort cap binds first (a finger's squeeze keeps its force;
+            // the clamp after the step is then all that limits it).
+            let lead = (d.speeds[k] * (kd + kp * self.params.dt)).max(d.efforts[k]) / kp;
             let aim = q[k] + (d.targets[k] - q[k]).clamp(-lead, lead);
             if let Some(link) = multibody.link_mut(*link) {
                 link.joint

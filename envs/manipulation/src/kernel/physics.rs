@@ -284,13 +284,15 @@ pub fn step(arm: &Arm, sim: &mut Sim, cubes: usize, h: f32, force: &[Vec3; CUBES
         }
     }
     // Joint drives: implicit PD as soft constraints, impulse capped at the effort
-    // limit, the speed they drive towards capped at the joint's speed limit.
+    // limit, the speed they head for capped at the joint's speed limit.
     let mut drive = [(0.0f32, 0.0f32, 0.0f32, 0.0f32); DOF];
     for j in 0..DOF {
         let (kp, kd) = arm.gains[j];
         let soft = h * (kd + h * kp);
-        let target =
-            (kp * (sim.targets[j] - sim.q[j]) / (kd + h * kp)).clamp(-arm.speed[j], arm.speed[j]);
+        // Never past the speed limit, unless the effort cap binds first (a
+        // finger's squeeze on a cube keeps its full force).
+        let heading = arm.speed[j].max(arm.effort[j] / (kd + h * kp));
+        let target = (kp * (sim.targets[j] - sim.q[j]) / (kd + h * kp)).clamp(-heading, heading);
         drive[j] = (
             soft,
             target,

@@ -306,8 +306,8 @@ fn physics_step(cubes: u32, h: f32) {
         let kp = P.arm[A_KP + j];
         let kd = P.arm[A_KD + j];
         soft[j] = h * (kd + h * kp);
-        let speed = P.arm[A_SPEED + j];
-        goal_speed[j] = clamp(kp * (s[F_TARGETS + j] - s[F_Q + j]) / (kd + h * kp), -speed, speed);
+        let heading = max(P.arm[A_SPEED + j], P.arm[A_EFFORT + j] / (kd + h * kp));
+        goal_speed[j] = clamp(kp * (s[F_TARGETS + j] - s[F_Q + j]) / (kd + h * kp), -heading, heading);
         cap[j] = P.arm[A_EFFORT + j] * h;
         gain[j] = 1.0 / (1.0 + soft[j] * MINV[j * DOF + j]);
         let warm = clamp(s[F_DRIVE + j], -cap[j], cap[j]);
