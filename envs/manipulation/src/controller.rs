@@ -49,6 +49,23 @@ pub fn turn(mode: ControlMode, action: &[f32], rotation: Quat) -> Quat {
     }
 }
 
+/// Shrinks the arm joints' step from `before` to `targets` as a whole (its
+/// direction kept) until no joint moves further than its speed limit
+/// (`speeds`, rad/s) allows in a control `period` (s).
+pub(crate) fn pace(before: &[f32; 9], targets: &mut [f32; 9], speeds: &[f32], period: f32) {
+    let mut scale = 1.0f32;
+    for k in 0..7 {
+        let reach = speeds[k] * period;
+        let step = (targets[k] - before[k]).abs();
+        if step > reach {
+            scale = scale.min(reach / step);
+        }
+    }
+    for k in 0..7 {
+        targets[k] = before[k] + (targets[k] - before[k]) * scale;
+    }
+}
+
 /// What a controller carries from one control step to the next.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ControlState {
@@ -152,18 +169,7 @@ impl ArmController {
                 state.ee_rotation = rotation.to_array();
                 let before = *arm;
                 self.solve(position, rotation, arm);
-                // The whole step shrinks (its direction kept) until no joint moves
-                // further than its speed limit allows in the control period.
-                let mut scale = 1.0f32;
-                for k in 0..7 {
-                    let step = (arm[k] - before[k]).abs();
-                    if step > self.speeds[k] * period {
-                        scale = scale.min(self.speeds[k] * period / step);
-                    }
-                }
-                for k in 0..7 {
-                    arm[k] = before[k] + (arm[k] - before[k]) * scale;
-                }
+                pace(&before, arm, &self.speeds, period);
             }
         }
         let gripper = lerp(FINGER_RANGE, action[mode.action_dim() - 1]);

@@ -38,7 +38,7 @@ fn model(hz: u32) -> KernelModel {
     KernelModel::new(Settings::new(TaskKind::Instruct, &config).unwrap()).unwrap()
 }
 
-/// The arm at `q` (fingers open), cubes not named parked at the table's far corners.
+/// The arm at `q`, each finger opened `fingers` (m); cubes not named parked at the table's far corners.
 fn scene(m: &KernelModel, q: [f32; 7], fingers: f32, cubes: &[(Vec3, Quat, Vec3)]) -> Sim {
     let parked = [(0.6, 0.45), (0.6, -0.45), (-0.3, 0.5), (-0.3, -0.5)];
     let mut joints = [fingers; 9];

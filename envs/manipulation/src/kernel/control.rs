@@ -59,19 +59,7 @@ pub fn apply(arm: &Arm, mode: ControlMode, action: &[f32], period: f32, sim: &mu
             for _ in 0..IK_ITERATIONS {
                 ik_step(arm, &mut sim.targets, position, want);
             }
-            // The whole step shrinks (its direction kept) until no joint moves
-            // further than its speed limit allows in the control period.
-            let mut scale = 1.0f32;
-            for k in 0..ARM {
-                let reach = arm.speed[k] * period;
-                let step = (sim.targets[k] - before[k]).abs();
-                if step > reach {
-                    scale = scale.min(reach / step);
-                }
-            }
-            for k in 0..ARM {
-                sim.targets[k] = before[k] + (sim.targets[k] - before[k]) * scale;
-            }
+            controller::pace(&before, &mut sim.targets, &arm.speed, period);
         }
     }
     let gripper = lerp(FINGER_RANGE, a[dim - 1]);
