@@ -69,15 +69,20 @@ fn hold(m: &KernelModel, q: &[f32; 7], gripper: f32) -> Vec<f32> {
     a
 }
 
+/// The manipulation envs alone.
+fn registry() -> Registry {
+    let mut registry = Registry::new();
+    proprio_manipulation::register(&mut registry);
+    registry
+}
+
 fn vec_env(config: &Value, n: usize, backend: Backend) -> Option<Box<dyn VecEnv>> {
     let options = VecOptions {
         autoreset: AutoresetMode::Disabled,
         threads: Some(2),
         backend,
     };
-    let mut registry = Registry::new();
-    proprio_manipulation::register(&mut registry);
-    match registry.make_vec("manipulation/instruct-v0", n, config, options) {
+    match registry().make_vec("manipulation/instruct-v0", n, config, options) {
         Ok(v) => Some(v),
         Err(e) if backend == Backend::Gpu && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
             eprintln!("skipping the GPU run: {e}");
@@ -375,8 +380,7 @@ const QD: std::ops::Range<usize> = 9..16;
 
 #[test]
 fn random_actions_never_drive_a_joint_past_its_speed_limit() {
-    let mut registry = Registry::new();
-    proprio_manipulation::register(&mut registry);
+    let registry = registry();
     let (n, steps) = (16, 625);
     for (physics, backend) in [
         ("kernel", Backend::Cpu),
