@@ -17,6 +17,7 @@ use crate::rng::EnvRng;
 use crate::scene::Scene;
 use crate::threaded::MAX_THREADS;
 use crate::vec_env::{Batch, Rows};
+use bytemuck::{Pod, Zeroable};
 use serde::{Serialize, de::DeserializeOwned};
 use std::sync::Arc;
 
@@ -47,14 +48,8 @@ impl Stepped {
 
 /// One env family's physics and task on a single env's state, for [`ChunkedKernel`].
 pub trait ChunkedModel: Send + Sync + 'static {
-    /// One env's state: a plain block of `f32` fields (`#[repr(C)]`, no padding).
-    type State: Copy + Send + Sync + Serialize + DeserializeOwned + 'static;
-    /// A state with every field zero.
-    fn zeroed() -> Self::State;
-    /// The fields as one flat slice, in declaration order.
-    fn fields(state: &Self::State) -> &[f32];
-    /// The fields as one mutable flat slice.
-    fn fields_mut(state: &mut Self::State) -> &mut [f32];
+    /// One env's state: a plain block of `f32` fields (`#[repr(C)]`, no padding), read through [`fields`].
+    type State: Pod + Send + Sync + Serialize + DeserializeOwned;
     /// Draws the start of an episode from the env's stream.
     fn draw(&self, rng: &mut EnvRng, options: ResetOptions) -> Result<Self::State>;
     /// Rejects states no episode can reach (for restored snapshots).
@@ -70,6 +65,16 @@ pub trait ChunkedModel: Send + Sync + 'static {
     fn scene(&self, state: &Self::State, scene: &mut Scene);
 }
 
+/// A state's fields as one flat slice, in declaration order.
+pub fn fields<S: Pod>(state: &S) -> &[f32] {
+    bytemuck::cast_slice(std::slice::from_ref(state))
+}
+
+/// A state's fields as one mutable flat slice.
+pub fn fields_mut<S: Pod>(state: &mut S) -> &mut [f32] {
+    bytemuck::cast_slice_mut(std::slice::from_mut(state))
+}
+
 /// Floats of one state of `M`.
 pub fn state_len<M: ChunkedModel>() -> usize {
     std::mem::size_of::<M::State>() / 4
@@ -78,7 +83,7 @@ pub fn state_len<M: ChunkedModel>() -> usize {
 /// Rejects a state to restore: whatever the model refuses, or a non-finite field.
 pub fn validate<M: ChunkedModel>(model: &M, state: &M::State) -> Result<()> {
     model.check(state).map_err(Error::State)?;
-    match M::fields(state).iter().position(|v| !v.is_finite()) {
+    match fields(state).iter().position(|v| !v.is_finite()) {
         Some(f) => Err(Error::State(format!(
             "field {f} of the state is not finite"
         ))),
@@ -93,8 +98,8 @@ pub fn chunked_len<M: ChunkedModel>(n: usize) -> usize {
 
 /// Reads lane `lane` of a chunk (`LEN × CHUNK` floats).
 pub fn load<M: ChunkedModel>(chunk: &[f32], lane: usize) -> M::State {
-    let mut s = M::zeroed();
-    for (f, v) in M::fields_mut(&mut s).iter_mut().enumerate() {
+    let mut s = M::State::zeroed();
+    for (f, v) in fields_mut(&mut s).iter_mut().enumerate() {
         *v = chunk[f * CHUNK + lane];
     }
     s
@@ -102,7 +107,7 @@ pub fn load<M: ChunkedModel>(chunk: &[f32], lane: usize) -> M::State {
 
 /// Writes lane `lane` of a chunk.
 pub fn store<M: ChunkedModel>(state: &M::State, chunk: &mut [f32], lane: usize) {
-    for (f, v) in M::fields(state).iter().enumerate() {
+    for (f, v) in fields(state).iter().enumerate() {
         chunk[f * CHUNK + lane] = *v;
     }
 }
@@ -178,7 +183,7 @@ impl<M: ChunkedModel> ChunkedKernel<M> {
             model,
             num_envs,
             state: vec![0.0; chunked_len::<M>(num_envs)],
-            staged: vec![M::zeroed(); num_envs],
+            staged: vec![M::State::zeroed(); num_envs],
             pool,
         })
     }
@@ -261,12 +266,7 @@ impl<M: ChunkedModel> Kernel for ChunkedKernel<M> {
     }
 
     fn set_state(&mut self, env: usize, state: &M::State, batch: &mut Batch) -> Result<()> {
-        self.model.check(state).map_err(Error::State)?;
-        if let Some(f) = M::fields(state).iter().position(|v| !v.is_finite()) {
-            return Err(Error::State(format!(
-                "field {f} of the state is not finite"
-            )));
-        }
+        validate(&self.model, state)?;
         let block = CHUNK * state_len::<M>();
         let chunk = &mut self.state[(env / CHUNK) * block..(env / CHUNK + 1) * block];
         store::<M>(state, chunk, env % CHUNK);
@@ -290,15 +290,6 @@ mod tests {
 
     impl ChunkedModel for Triple {
         type State = [f32; 3];
-        fn zeroed() -> [f32; 3] {
-            [0.0; 3]
-        }
-        fn fields(state: &[f32; 3]) -> &[f32] {
-            state
-        }
-        fn fields_mut(state: &mut [f32; 3]) -> &mut [f32] {
-            state
-        }
         fn draw(&self, _: &mut EnvRng, _: ResetOptions) -> Result<[f32; 3]> {
             Ok([0.0; 3])
         }

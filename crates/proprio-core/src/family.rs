@@ -1,116 +1,191 @@
-//! Helpers for env families configured by one serde struct (the drones, the
-//! manipulation tasks): register their tasks, parse a user's config, build
-//! the spec `proprio info` shows, refuse reset options.
+//! [`Family`]: a batched env family — config, tasks, a [`ChunkedModel`], a
+//! scripted agent, an optional GPU twin — written once, registered by one
+//! generic function that owns config parsing and defaults, the spec, the
+//! CPU / GPU / no-GPU dispatch and the reset-options check.
 
 use crate::agent::Agent;
+use crate::chunked::{ChunkedKernel, ChunkedModel};
+use crate::entry::{EnvEntry, config_error, entry_spec, parse_config};
 use crate::env::{Env, EnvSpec, ResetOptions};
 use crate::error::{Error, Result};
-use crate::registry::{EnvEntry, MAX_EPISODE_STEPS, Registry, split_config};
+use crate::kernel::{KernelEnv, KernelVecEnv};
+use crate::registry::{Registry, Teleop};
 use crate::space::Space;
-use crate::vec_env::{VecEnv, VecOptions};
+use crate::vec_env::{AutoresetMode, Backend, VecEnv, VecOptions};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// `message` as a config error of `entry`.
-pub fn config_error(entry: &EnvEntry, message: impl Into<String>) -> Error {
-    Error::Config {
-        id: entry.id.into(),
-        message: message.into(),
+/// Builds a batch of `n` envs of a model on a GPU (a family's GPU twin).
+pub type GpuVecEnv<M> = fn(Arc<EnvSpec>, M, usize, AutoresetMode) -> Result<Box<dyn VecEnv>>;
+
+/// A family of batched envs whose state is a block of floats per env.
+pub trait Family: 'static {
+    /// The user's config: every key optional, unknown keys refused.
+    type Config: Serialize + DeserializeOwned;
+    /// Which of the family's tasks an entry is.
+    type Task: Copy + Send + Sync + 'static;
+    /// A config checked and resolved for one task.
+    type Settings: Send + Sync + 'static;
+    /// One env's physics and rules, stepped on CPU threads (and on the GPU by its twin).
+    type Model: ChunkedModel;
+    /// The crate, named in the no-GPU error.
+    const CRATE: &'static str;
+    /// The family in the reset-options error ("drone envs take no reset options").
+    const NOUN: &'static str;
+    /// How to configure starts instead of reset options (may be empty).
+    const START_HINT: &'static str = "";
+    /// The GPU twin: `None` in a build without one.
+    const GPU: Option<GpuVecEnv<Self::Model>> = None;
+    /// Registry entries with their tasks.
+    fn entries() -> Vec<(EnvEntry, Self::Task)>;
+    /// A task's config with every default spelled out.
+    fn defaults(task: Self::Task) -> Self::Config;
+    /// Checks `config` for `task` under time limit `limit` (the spec records
+    /// it with the keys it leaves unset taken from [`Family::defaults`]).
+    fn settings(
+        task: Self::Task,
+        config: &Self::Config,
+        limit: Option<u64>,
+    ) -> std::result::Result<Self::Settings, String>;
+    /// Observation and action spaces.
+    fn spaces(task: Self::Task, settings: &Self::Settings) -> (Space, Space);
+    /// Physics steps per env step.
+    fn substeps(settings: &Self::Settings) -> u32;
+    /// The model of envs with `settings`.
+    fn model(settings: Self::Settings) -> Result<Self::Model>;
+    /// The scripted agent (hand-written baseline).
+    fn scripted(settings: Self::Settings) -> Result<Box<dyn Agent + Send>>;
+    /// What the viewer's keys are called (none by default).
+    fn teleop(_settings: &Self::Settings) -> Teleop {
+        Teleop::default()
+    }
+    /// A batch of `n` envs; override for a physics other than the model (then call [`model_vec_env`]).
+    fn make_vec(
+        entry: &EnvEntry,
+        spec: Arc<EnvSpec>,
+        settings: Self::Settings,
+        n: usize,
+        options: VecOptions,
+    ) -> Result<Box<dyn VecEnv>> {
+        model_vec_env::<Self>(entry, spec, settings, n, options)
+    }
+    /// One env; override with [`Family::make_vec`].
+    fn make(entry: &EnvEntry, spec: Arc<EnvSpec>, settings: Self::Settings) -> Result<Box<dyn Env>> {
+        let _ = entry;
+        model_env::<Self>(spec, settings)
+    }
+    /// Refuses reset options: a family's starts are configured, not passed per reset.
+    fn no_options(options: ResetOptions) -> Result<()> {
+        no_reset_options(Self::NOUN, Self::START_HINT, options)
     }
 }
 
-/// Parses a user's `config` for `entry`: the family's typed config and the time limit.
-pub fn parse_config<C: DeserializeOwned>(
+/// A batch of the family's model on the backend `options` names: CPU threads,
+/// the GPU twin, or the one error of a build without it.
+pub fn model_vec_env<F: Family + ?Sized>(
     entry: &EnvEntry,
-    config: &Value,
-) -> Result<(C, Option<u64>)> {
-    let (rest, limit) = split_config(entry.id, config, entry.max_episode_steps)?;
-    let parsed = serde_json::from_value(rest).map_err(|e| config_error(entry, e.to_string()))?;
-    Ok((parsed, limit))
-}
-
-/// The spec of an env of `entry` made with `config` (defaults resolved) and
-/// time limit `limit`; refuses malformed spaces.
-pub fn entry_spec<C: Serialize>(
-    entry: &EnvEntry,
-    config: &C,
-    limit: Option<u64>,
-    observation_space: Space,
-    action_space: Space,
-    physics_steps_per_step: u32,
-) -> Result<Arc<EnvSpec>> {
-    for (what, space) in [
-        ("observation", &observation_space),
-        ("action", &action_space),
-    ] {
-        space
-            .validate()
-            .map_err(|e| config_error(entry, format!("{what} space: {e}")))?;
-    }
-    let mut config =
-        serde_json::to_value(config).map_err(|e| config_error(entry, e.to_string()))?;
-    if let Value::Object(map) = &mut config {
-        map.insert(
-            MAX_EPISODE_STEPS.into(),
-            limit.map_or(Value::Null, Value::from),
-        );
-    }
-    Ok(Arc::new(EnvSpec {
-        id: entry.id.into(),
-        description: entry.description.into(),
-        observation_space,
-        action_space,
-        reward_range: entry.reward_range,
-        max_episode_steps: limit,
-        physics_steps_per_step,
-        reward: entry.reward.into(),
-        termination: entry.termination.into(),
-        action_handling: entry.action_handling.into(),
-        config,
-    }))
-}
-
-/// Accepts only empty reset options; `hint` (may be empty) says how to configure starts instead.
-pub fn no_reset_options(family: &str, hint: &str, options: ResetOptions) -> Result<()> {
-    match options {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Object(map)) if map.is_empty() => Ok(()),
-        Some(other) => Err(Error::Options(format!(
-            "{family} envs take no reset options{hint}, got {other}"
+    spec: Arc<EnvSpec>,
+    settings: F::Settings,
+    n: usize,
+    options: VecOptions,
+) -> Result<Box<dyn VecEnv>> {
+    let model = F::model(settings)?;
+    match (options.backend, F::GPU) {
+        (Backend::Cpu, _) => {
+            let kernel = ChunkedKernel::new(spec, model, n, options.worker_threads())?;
+            Ok(Box::new(KernelVecEnv::new(kernel, options.autoreset)?))
+        }
+        (Backend::Gpu, Some(gpu)) => gpu(spec, model, n, options.autoreset),
+        (Backend::Gpu, None) => Err(Error::Backend(format!(
+            "this build of {} has no GPU backend for {} (enable its `gpu` feature)",
+            F::CRATE,
+            entry.id
         ))),
     }
 }
 
-/// Builds a batch of `n` envs of a family's task `T` from a user config.
-pub type MakeFamilyVec<T> = fn(&EnvEntry, T, &Value, usize, VecOptions) -> Result<Box<dyn VecEnv>>;
-
-/// How a family builds the envs of one of its tasks `T`.
-pub struct FamilyMakers<T> {
-    /// One env from a user config.
-    pub make: fn(&EnvEntry, T, &Value) -> Result<Box<dyn Env>>,
-    /// A batch of envs from a user config.
-    pub make_vec: MakeFamilyVec<T>,
-    /// The scripted baseline for envs of a spec.
-    pub scripted: fn(&EnvEntry, T, &EnvSpec) -> Result<Box<dyn Agent + Send>>,
+/// One env of the family's model on the CPU.
+pub fn model_env<F: Family + ?Sized>(spec: Arc<EnvSpec>, settings: F::Settings) -> Result<Box<dyn Env>> {
+    let kernel = ChunkedKernel::new(spec, F::model(settings)?, 1, 1)?;
+    Ok(Box::new(KernelEnv::new(kernel)?))
 }
 
-/// Registers every `(entry, task, default config)` of a family with its makers and scripted baseline.
-pub fn register_family<T: Copy + Send + Sync + 'static>(
-    registry: &mut Registry,
-    tasks: impl IntoIterator<Item = (EnvEntry, T, Value)>,
-    makers: &FamilyMakers<T>,
-) {
-    for (entry, task, default_config) in tasks {
-        let (make, make_vec, scripted) = (makers.make, makers.make_vec, makers.scripted);
+/// The settings and spec of `entry` (task `task`) under a user config.
+pub fn settings<F: Family + ?Sized>(
+    entry: &EnvEntry,
+    task: F::Task,
+    config: &Value,
+) -> Result<(F::Settings, Arc<EnvSpec>)> {
+    let (parsed, limit): (F::Config, _) = parse_config(entry, config)?;
+    let settings =
+        F::settings(task, &parsed, limit).map_err(|message| config_error(entry, message))?;
+    let (observation_space, action_space) = F::spaces(task, &settings);
+    let substeps = F::substeps(&settings);
+    let resolved = with_defaults(&parsed, &F::defaults(task))
+        .map_err(|e| config_error(entry, e.to_string()))?;
+    let spec = entry_spec(
+        entry,
+        &resolved,
+        limit,
+        observation_space,
+        action_space,
+        substeps,
+    )?;
+    Ok((settings, spec))
+}
+
+/// `config` with every top-level key it leaves unset (an absent `Option`) taken from `defaults`.
+pub fn with_defaults<C: Serialize + DeserializeOwned>(
+    config: &C,
+    defaults: &C,
+) -> serde_json::Result<C> {
+    let mut merged = serde_json::to_value(config)?;
+    if let (Value::Object(map), Value::Object(defaults)) =
+        (&mut merged, serde_json::to_value(defaults)?)
+    {
+        for (key, value) in defaults {
+            map.entry(key).or_insert(value);
+        }
+    }
+    serde_json::from_value(merged)
+}
+
+/// Registers every task of `F` with its makers, scripted agent and key names.
+pub fn register<F: Family + ?Sized>(registry: &mut Registry) {
+    for (entry, task) in F::entries() {
+        let defaults = serde_json::to_value(F::defaults(task)).unwrap_or(Value::Null);
         registry.register(
             entry,
-            default_config,
-            Box::new(move |config| make(&entry, task, config)),
-            Box::new(move |config, n, options| make_vec(&entry, task, config, n, options)),
+            defaults,
+            Box::new(move |config| {
+                let (settings, spec) = settings::<F>(&entry, task, config)?;
+                F::make(&entry, spec, settings)
+            }),
+            Box::new(move |config, n, options| {
+                let (settings, spec) = settings::<F>(&entry, task, config)?;
+                F::make_vec(&entry, spec, settings, n, options)
+            }),
         );
         // The id was registered just above.
-        let _ = registry
-            .register_scripted(entry.id, Box::new(move |spec| scripted(&entry, task, spec)));
+        let _ = registry.register_scripted(
+            entry.id,
+            Box::new(move |spec| F::scripted(settings::<F>(&entry, task, &spec.config)?.0)),
+        );
+        let _ = registry.register_teleop(
+            entry.id,
+            Box::new(move |spec| Ok(F::teleop(&settings::<F>(&entry, task, &spec.config)?.0))),
+        );
+    }
+}
+
+/// Accepts only empty reset options; `hint` (may be empty) says how to configure starts instead.
+pub fn no_reset_options(noun: &str, hint: &str, options: ResetOptions) -> Result<()> {
+    match options {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Object(map)) if map.is_empty() => Ok(()),
+        Some(other) => Err(Error::Options(format!(
+            "{noun} envs take no reset options{hint}, got {other}"
+        ))),
     }
 }

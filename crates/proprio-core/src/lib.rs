@@ -12,12 +12,14 @@
 
 mod agent;
 pub mod chunked;
+mod entry;
 mod env;
 mod error;
 pub mod family;
 mod info;
 mod kernel;
 pub mod memory;
+pub mod parity;
 mod pool;
 mod registry;
 pub mod rng;
@@ -30,14 +32,14 @@ pub mod wrappers;
 
 pub use agent::{ActMode, Agent, RandomAgent};
 pub use chunked::{ChunkedKernel, ChunkedModel, Stepped};
+pub use entry::{EnvEntry, MAX_EPISODE_STEPS, split_config};
 pub use env::{Env, EnvSpec, Phase, ResetOptions, State, Step, Transition};
 pub use error::{ActionError, Error, Result};
 pub use info::Info;
 pub use kernel::{Kernel, KernelEnv, KernelVecEnv, command};
 pub use pool::WorkerPool;
-pub use registry::{
-    Caption, EnvEntry, MAX_EPISODE_STEPS, MakeEnv, MakeScripted, MakeVecEnv, Registry, split_config,
-};
+pub use family::Family;
+pub use registry::{Caption, MakeEnv, MakeScripted, MakeTeleop, MakeVecEnv, Registry, Teleop};
 pub use rng::{EnvRng, RandomActions, episode_rng};
 pub use scene::{Framing, Line, Pose, Scene, SceneCamera, Shape, Texture, Visual};
 pub use space::Space;

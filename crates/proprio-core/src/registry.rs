@@ -3,39 +3,15 @@
 use crate::agent::Agent;
 use crate::env::{Env, EnvSpec};
 use crate::error::{Error, Result};
-use crate::family;
+use crate::entry::{self, EnvEntry, split_config};
 use crate::memory;
 use crate::task::{Task, TaskEnv};
 use crate::threaded::ThreadedVecEnv;
 use crate::vec_env::{Backend, Batch, VecEnv, VecOptions};
 use crate::wrappers::TimeLimit;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The config key every env accepts: overrides (or, with `null`, removes) the time limit.
-pub const MAX_EPISODE_STEPS: &str = "max_episode_steps";
-
-/// What a registered env declares about itself, independent of config.
-#[derive(Debug, Clone, Copy)]
-pub struct EnvEntry {
-    /// Registry id, `family/name-vN`.
-    pub id: &'static str,
-    /// One line saying what the task is.
-    pub description: &'static str,
-    /// Smallest and largest reward of one step.
-    pub reward_range: (f64, f64),
-    /// Default time limit.
-    pub max_episode_steps: Option<u64>,
-    /// Physics integration steps per env step.
-    pub physics_steps_per_step: u32,
-    /// How the reward is computed.
-    pub reward: &'static str,
-    /// When an episode terminates or truncates.
-    pub termination: &'static str,
-    /// How out-of-bounds continuous actions are treated.
-    pub action_handling: &'static str,
-}
 
 /// Builds one env from a config object.
 pub type MakeEnv = Box<dyn Fn(&Value) -> Result<Box<dyn Env>> + Send + Sync>;
@@ -45,6 +21,22 @@ pub type MakeVecEnv =
 
 /// Builds an env's scripted agent (its hand-written baseline) for envs of `spec`.
 pub type MakeScripted = Box<dyn Fn(&EnvSpec) -> Result<Box<dyn Agent + Send>> + Send + Sync>;
+
+/// How the viewer's keyboard drives an env's actions, for envs of a spec.
+pub type MakeTeleop = Box<dyn Fn(&EnvSpec) -> Result<Teleop> + Send + Sync>;
+
+/// What the viewer's keys do for one env: the family says it, the viewer never guesses from an id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Teleop {
+    /// Names of the action components, in order (empty: "action k").
+    pub labels: Vec<&'static str>,
+    /// The key pair of each component (empty: in order), e.g. a game pad's layout.
+    pub slots: Vec<usize>,
+    /// The discrete action taken while no key is held.
+    pub rest: u32,
+    /// A typed digit d is token d + `token_offset`.
+    pub token_offset: u32,
+}
 
 /// Describes a state observation in words (`None` when its layout is not the
 /// one the captions were written for): the captions an in-domain CLIP is
@@ -61,6 +53,7 @@ struct Registered {
     make: MakeEnv,
     make_vec: MakeVecEnv,
     scripted: Option<MakeScripted>,
+    teleop: Option<MakeTeleop>,
     caption: Option<Caption>,
     legacy: Option<Legacy>,
 }
@@ -69,40 +62,6 @@ struct Registered {
 #[derive(Default)]
 pub struct Registry {
     envs: BTreeMap<&'static str, Registered>,
-}
-
-/// Splits the generic `max_episode_steps` key off a user config: (the rest, the time limit).
-pub fn split_config(
-    id: &str,
-    config: &Value,
-    default_limit: Option<u64>,
-) -> Result<(Value, Option<u64>)> {
-    let mut map = match config {
-        Value::Null => Map::new(),
-        Value::Object(map) => map.clone(),
-        other => {
-            return Err(Error::Config {
-                id: id.into(),
-                message: format!("the config must be a JSON object, not {other}"),
-            });
-        }
-    };
-    let limit = match map.remove(MAX_EPISODE_STEPS) {
-        None => default_limit,
-        Some(Value::Null) => None,
-        Some(v) => match v.as_u64() {
-            Some(n) if n > 0 => Some(n),
-            _ => {
-                return Err(Error::Config {
-                    id: id.into(),
-                    message: format!(
-                        "{MAX_EPISODE_STEPS} must be a positive integer or null, not {v}"
-                    ),
-                });
-            }
-        },
-    };
-    Ok((Value::Object(map), limit))
 }
 
 fn parse_task_config<T: Task>(id: &str, config: &Value) -> Result<T::Config> {
@@ -120,12 +79,12 @@ fn build_tasks<T: Task>(
     count: usize,
 ) -> Result<Vec<TimeLimit<TaskEnv<T>>>> {
     let tasks = (0..count)
-        .map(|_| T::new(config).map_err(|message| family::config_error(entry, message)))
+        .map(|_| T::new(config).map_err(|message| entry::config_error(entry, message)))
         .collect::<Result<Vec<_>>>()?;
     let first = tasks
         .first()
         .ok_or_else(|| Error::Shape("num_envs must be at least 1".into()))?;
-    let spec = family::entry_spec(
+    let spec = entry::entry_spec(
         entry,
         config,
         limit,
@@ -188,6 +147,7 @@ impl Registry {
                 make,
                 make_vec,
                 scripted: None,
+                teleop: None,
                 caption: None,
                 legacy: None,
             },
@@ -198,6 +158,20 @@ impl Registry {
     pub fn register_scripted(&mut self, id: &str, make: MakeScripted) -> Result<()> {
         self.get_mut(id)?.scripted = Some(make);
         Ok(())
+    }
+
+    /// Registers what the viewer's keys do for an already registered env.
+    pub fn register_teleop(&mut self, id: &str, make: MakeTeleop) -> Result<()> {
+        self.get_mut(id)?.teleop = Some(make);
+        Ok(())
+    }
+
+    /// What the viewer's keys do for envs of `spec` (the default when the env says nothing).
+    pub fn teleop(&self, spec: &EnvSpec) -> Result<Teleop> {
+        match &self.get(&spec.id)?.teleop {
+            Some(make) => make(spec),
+            None => Ok(Teleop::default()),
+        }
     }
 
     /// Registers how an already registered env's observations are captioned.

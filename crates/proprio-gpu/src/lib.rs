@@ -16,7 +16,8 @@
 
 use proprio_core::chunked::{self, CHUNK, ChunkedModel};
 use proprio_core::{
-    Batch, EnvRng, EnvSpec, Error, Info, Kernel, ResetOptions, Result, Scene, command,
+    AutoresetMode, Batch, EnvRng, EnvSpec, Error, Info, Kernel, KernelVecEnv, ResetOptions,
+    Result, Scene, VecEnv, command,
 };
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -52,6 +53,17 @@ pub fn shader<M: GpuModel>(
     }
     h += include_str!("prelude.wgsl");
     code.iter().fold(h, |h, c| h + c)
+}
+
+/// A batch of `n` envs of `model` on the GPU: a family's [`proprio_core::Family::GPU`].
+pub fn vec_env<M: GpuModel>(
+    spec: Arc<EnvSpec>,
+    model: M,
+    n: usize,
+    autoreset: AutoresetMode,
+) -> Result<Box<dyn VecEnv>> {
+    let kernel = ChunkedGpuKernel::new(spec, model, n)?;
+    Ok(Box::new(KernelVecEnv::new(kernel, autoreset)?))
 }
 
 /// A [`ChunkedModel`] that also runs as a WGSL compute shader.
@@ -297,7 +309,7 @@ impl<M: GpuModel> Kernel for ChunkedGpuKernel<M> {
         self.queue.write_buffer(
             &self.staged,
             (env * len * 4) as u64,
-            bytemuck::cast_slice(M::fields(start)),
+            bytemuck::cast_slice(chunked::fields(start)),
         );
         Ok(())
     }
@@ -378,14 +390,9 @@ impl<M: GpuModel> Kernel for ChunkedGpuKernel<M> {
     }
 
     fn set_state(&mut self, env: usize, state: &M::State, batch: &mut Batch) -> Result<()> {
-        self.model.check(state).map_err(Error::State)?;
-        if let Some(f) = M::fields(state).iter().position(|v| !v.is_finite()) {
-            return Err(Error::State(format!(
-                "field {f} of the state is not finite"
-            )));
-        }
+        chunked::validate(&self.model, state)?;
         let base = (env / CHUNK) * CHUNK * chunked::state_len::<M>() + env % CHUNK;
-        for (f, v) in M::fields(state).iter().enumerate() {
+        for (f, v) in chunked::fields(state).iter().enumerate() {
             self.queue.write_buffer(
                 &self.state,
                 ((base + f * CHUNK) * 4) as u64,

@@ -203,7 +203,7 @@ pub fn build<L: Learner + 'static, C: DeserializeOwned>(
     new: NewLearner<L, C>,
 ) -> Result<Box<dyn Learner>> {
     let cfg: C = parse_config(&info.config)?;
-    let device = info.backend.device()?;
+    let device = info.device.device()?;
     Ok(Box::new(new(
         info.env.clone(),
         cfg,

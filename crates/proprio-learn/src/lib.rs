@@ -28,7 +28,7 @@ pub mod tuned;
 pub mod video;
 
 pub use algos::{archer, bc, dsac, grpo, offpolicy, ppo, sac, td3};
-pub use base::device::Backend;
+pub use base::device::ComputeDevice;
 pub use base::error::{LearnError, Result};
 pub use base::grad::clip_global_norm;
 pub use burn_rl::BurnRlEnv;

@@ -43,7 +43,7 @@ impl Policy {
         } else {
             legacy_policy_file(dir, &info, &spec.action_space)?
         };
-        let device = info.backend.device()?;
+        let device = info.device.device()?;
         let net = file.load(&obs_space, &spec.action_space, &checkpoint, &device)?;
         let obs_stats = progress.stats.and_then(|s| s.obs);
         let normalized = obs_space.normalized_components();

@@ -87,7 +87,7 @@ pub fn record(
         height: size,
         floor: true,
     })
-    .map_err(|e| LearnError::Backend(e.to_string()))?;
+    .map_err(|e| LearnError::Device(e.to_string()))?;
     let (width, height) = (options.columns as u32 * size, options.rows as u32 * size);
     let video = GifVideo::create(out, width, height, options.fps, options.overwrite)?;
     let mut recorder = Recorder {
@@ -185,7 +185,7 @@ impl Recorder<'_> {
         }
         self.renderer
             .render(&self.scenes, &self.options.camera, false, &mut self.frames)
-            .map_err(|e| LearnError::Backend(e.to_string()))?;
+            .map_err(|e| LearnError::Device(e.to_string()))?;
         let pictures = cells
             .iter()
             .enumerate()

@@ -3,7 +3,7 @@
 //! adding an algorithm is its own folder under `algos/` and one line there.
 
 use crate::algos::{archer, bc, dsac, grpo, ppo, sac, td3};
-use crate::base::device::Backend;
+use crate::base::device::ComputeDevice;
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::evaluation_seed;
 use crate::env::EnvSource;
@@ -26,8 +26,8 @@ pub struct TrainRequest {
     pub env: EnvSource,
     /// Seed.
     pub seed: u64,
-    /// Compute backend.
-    pub backend: Backend,
+    /// Where the networks run.
+    pub device: ComputeDevice,
     /// Env worker threads (`None`: all cores).
     pub threads: Option<usize>,
     /// Hyper-parameter overrides (`--set key=value`), applied over the defaults and the env's tuned values.
@@ -207,7 +207,7 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
             ..env
         },
         seed: request.seed,
-        backend: request.backend,
+        device: request.device,
         threads: request.threads,
         config,
         video_every: request.video_every,

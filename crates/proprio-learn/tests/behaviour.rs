@@ -22,7 +22,7 @@
 #[path = "../../../tests/support/scratch.rs"]
 mod scratch;
 use proprio::serde_json::{self, Map, Value, json};
-use proprio_learn::{Algo, Backend, EnvSource, TrainRequest, train};
+use proprio_learn::{Algo, ComputeDevice, EnvSource, TrainRequest, train};
 use scratch::Scratch;
 use std::path::{Path, PathBuf};
 
@@ -99,7 +99,7 @@ fn check(name: &str, algo: Algo, env: &str, overrides: Value) {
         algo,
         env: EnvSource::new(env, Value::Null, Default::default()),
         seed: 3,
-        backend: Backend::Cpu,
+        device: ComputeDevice::Cpu,
         threads: Some(2),
         overrides: overrides.as_object().cloned().unwrap(),
         out: Some(dir.join("run")),

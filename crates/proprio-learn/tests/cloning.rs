@@ -8,7 +8,7 @@ mod scratch;
 use proprio::render::ObsMode;
 use proprio::serde_json::{Map, Value, json};
 use proprio_learn::bc::{Bc, BcConfig, Demonstrations, collect};
-use proprio_learn::{Algo, Backend, EnvSource, Learner, Policy, TrainRequest, train};
+use proprio_learn::{Algo, ComputeDevice, EnvSource, Learner, Policy, TrainRequest, train};
 use scratch::Scratch;
 use std::path::{Path, PathBuf};
 
@@ -113,7 +113,7 @@ fn cfg(demos: &Path) -> BcConfig {
 fn a_clone_of_the_reach_expert_reaches_new_goals() {
     let scratch = Scratch::new("bc-reach");
     let demos = reach_demos(&scratch.join(""), 30);
-    let device = Backend::Cpu.device().unwrap();
+    let device = ComputeDevice::Cpu.device().unwrap();
     let mut bc = Bc::new(source(REACH), cfg(&demos), 1, device, Some(1)).unwrap();
     let before = bc.evaluate(50).unwrap().success_rate.unwrap();
     while bc.global_step() < 100_000 {
@@ -135,7 +135,7 @@ fn a_clone_of_one_seed_is_the_same_clone() {
         .unwrap()
         .write(&path)
         .unwrap();
-    let device = Backend::Cpu.device().unwrap();
+    let device = ComputeDevice::Cpu.device().unwrap();
     let losses = |seed: u64| {
         let cfg = BcConfig {
             hidden: vec![32],
@@ -161,7 +161,7 @@ fn a_clone_of_one_seed_is_the_same_clone() {
 fn cloning_refuses_demonstrations_of_another_env() {
     let scratch = Scratch::new("bc-refused");
     let demos = reach_demos(&scratch.join(""), 2);
-    let device = Backend::Cpu.device().unwrap();
+    let device = ComputeDevice::Cpu.device().unwrap();
     let push = source("manipulation/push-cube-v0");
     let error = Bc::new(push, cfg(&demos), 1, device.clone(), None)
         .err()
@@ -180,7 +180,7 @@ fn request(algo: Algo, overrides: Value, out: PathBuf) -> TrainRequest {
         algo,
         env: EnvSource::new(REACH, Value::Null, Default::default()),
         seed: 7,
-        backend: Backend::Cpu,
+        device: ComputeDevice::Cpu,
         threads: Some(1),
         overrides: overrides.as_object().cloned().unwrap_or_default(),
         out: Some(out),

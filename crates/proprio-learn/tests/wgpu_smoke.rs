@@ -8,12 +8,12 @@ mod scratch;
 use burn::prelude::*;
 use proprio::serde_json::{self, Value, json};
 use proprio_learn::ppo::{Ppo, PpoConfig};
-use proprio_learn::{Algo, Backend, EnvSource, Policy, TrainRequest, train};
+use proprio_learn::{Algo, ComputeDevice, EnvSource, Policy, TrainRequest, train};
 use scratch::Scratch;
 
 #[test]
 fn ppo_updates_on_the_wgpu_backend() {
-    let device = match Backend::Wgpu.device() {
+    let device = match ComputeDevice::Wgpu.device() {
         Ok(device) => device,
         Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
             eprintln!("skipped: {e}");
@@ -29,7 +29,7 @@ fn ppo_updates_on_the_wgpu_backend() {
         algo: Algo::Ppo,
         env: source.clone(),
         seed: 5,
-        backend: Backend::Wgpu,
+        device: ComputeDevice::Wgpu,
         threads: Some(1),
         overrides: overrides.as_object().cloned().unwrap_or_default(),
         out: Some(dir.join("run")),

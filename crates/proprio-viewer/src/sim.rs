@@ -127,7 +127,7 @@ impl Sim {
             seed,
             shown: num_envs,
             actions: vec![0.0; num_envs * spec.action_space.flat_dim()],
-            keys: KeyMap::new(&spec),
+            keys: KeyMap::new(&spec, &teleop(&spec)),
             driver: if agent.is_some() {
                 Driver::Agent
             } else {
@@ -183,7 +183,7 @@ impl Sim {
         self.venv = make(self.id(), &self.config, &self.obs, count)?;
         let spec = self.venv.spec().clone();
         self.actions = vec![0.0; count * spec.action_space.flat_dim()];
-        self.keys = KeyMap::new(&spec);
+        self.keys = KeyMap::new(&spec, &teleop(&spec));
         self.driver = if self.has_agent() {
             Driver::Agent
         } else {
@@ -350,4 +350,9 @@ impl Sim {
             self.notice = Some(format!("paused: {e}"));
         }
     }
+}
+
+/// What the keys do for envs of `spec`, as the registry says (plain "action k" keys if it cannot).
+fn teleop(spec: &proprio_core::EnvSpec) -> proprio_core::Teleop {
+    proprio::registry().teleop(spec).unwrap_or_default()
 }

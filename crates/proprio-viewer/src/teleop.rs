@@ -4,7 +4,7 @@
 
 use bevy::input::ButtonInput;
 use bevy::input::keyboard::KeyCode;
-use proprio_core::{EnvSpec, Space};
+use proprio_core::{EnvSpec, Space, Teleop};
 
 /// Key pairs (decrease, increase) given to continuous action components, in order.
 const PAIRS: [(KeyCode, KeyCode, &str); 8] = [
@@ -79,49 +79,20 @@ pub enum KeyMap {
     None,
 }
 
-fn labels(spec: &EnvSpec, dim: usize) -> Vec<String> {
-    let id = spec.id.as_str();
-    let mode = |key: &str| spec.config.get(key).and_then(|v| v.as_str()).unwrap_or("");
-    let named: &[&str] = if id.starts_with("classic/pendulum") {
-        &["torque"]
-    } else if id.starts_with("drones/") && mode("action") == "thrust_rates" {
-        &["thrust", "roll rate", "pitch rate", "yaw rate"]
-    } else if id.starts_with("drones/") {
-        &["motor 1", "motor 2", "motor 3", "motor 4"]
-    } else if id.starts_with("driving/") && dim == 2 {
-        &["steer (D right)", "pedal (W throttle, S brake/reverse)"]
-    } else if id.starts_with("manipulation/") && dim == 4 {
-        &["hand x", "hand y", "hand z", "gripper"]
-    } else {
-        &[]
-    };
-    (0..dim)
-        .map(|k| {
-            named
-                .get(k)
-                .map_or(format!("action {k}"), |s| s.to_string())
-        })
-        .collect()
-}
-
-/// Drone thrust-rate actions are ordered (thrust, roll, pitch, yaw); the keys
-/// are laid out as a game pad (A/D roll, S/W thrust, Q/E yaw, J/L pitch).
-fn key_slot(spec: &EnvSpec, k: usize) -> usize {
-    let thrust_rates = spec.id.starts_with("drones/")
-        && spec.config.get("action").and_then(|v| v.as_str()) == Some("thrust_rates");
-    if thrust_rates {
-        [1, 0, 3, 2][k.min(3)]
-    } else {
-        k
-    }
+/// The name of action component `k`: the env's, else "action k".
+fn label(teleop: &Teleop, k: usize) -> String {
+    teleop
+        .labels
+        .get(k)
+        .map_or(format!("action {k}"), |s| (*s).to_string())
 }
 
 impl KeyMap {
-    /// The key map for `spec`'s action space.
-    pub fn new(spec: &EnvSpec) -> Self {
+    /// The key map for `spec`'s action space, as the env's `teleop` names it.
+    pub fn new(spec: &EnvSpec, teleop: &Teleop) -> Self {
         match &spec.action_space {
             Space::Box { low, high } if low.len() <= PAIRS.len() => {
-                let names = labels(spec, low.len());
+                let names: Vec<String> = (0..low.len()).map(|k| label(teleop, k)).collect();
                 let mut axes: Vec<Axis> = low
                     .iter()
                     .zip(high)
@@ -136,7 +107,7 @@ impl KeyMap {
                         } else {
                             0.0f32.clamp(lo, hi)
                         };
-                        let slot = key_slot(spec, k);
+                        let slot = teleop.slots.get(k).copied().unwrap_or(k);
                         Axis {
                             index: k,
                             keys: (PAIRS[slot].0, PAIRS[slot].1),
@@ -157,11 +128,10 @@ impl KeyMap {
                 n: *n,
                 start: *start,
                 held: None,
-                rest: u32::from(spec.id.starts_with("driving/")),
+                rest: teleop.rest,
             },
             Space::Tokens { vocab, max_len } => {
-                let digits = ["language/arithmetic", "language/guess"];
-                let offset = u32::from(digits.iter().any(|p| spec.id.starts_with(p)));
+                let offset = teleop.token_offset;
                 Self::Typed {
                     len: *max_len,
                     offset,

@@ -146,23 +146,6 @@ impl DrivingConfig {
         }
         c
     }
-
-    /// Fills the task's own keys that are unset with their defaults.
-    pub fn fill_defaults(&mut self, task: TaskKind) {
-        let d = Self::defaults_for(task);
-        self.control_hz = self.control_hz.or(d.control_hz);
-        self.action = self.action.or(d.action);
-        self.lanes = self.lanes.or(d.lanes);
-        self.speed_limit = self.speed_limit.or(d.speed_limit);
-        self.route_length = self.route_length.or(d.route_length);
-        self.max_curvature = self.max_curvature.or(d.max_curvature);
-        self.corners = self.corners.or(d.corners);
-        self.track_radius = self.track_radius.or(d.track_radius);
-        self.laps = self.laps.or(d.laps);
-        self.traffic = self.traffic.or(d.traffic);
-        self.density = self.density.or(d.density);
-        self.occupancy = self.occupancy.or(d.occupancy);
-    }
 }
 
 /// A validated config with every task key resolved.
@@ -282,8 +265,8 @@ impl Settings {
                 ));
             }
         }
-        let mut d = c.clone();
-        d.fill_defaults(task);
+        let d = proprio_core::family::with_defaults(c, &DrivingConfig::defaults_for(task))
+            .map_err(|e| e.to_string())?;
         let lanes = match task {
             TaskKind::Racing => 2,
             TaskKind::Parking => 1,

@@ -4,7 +4,7 @@
 use crate::config::Settings;
 use crate::road;
 use crate::state::Car;
-use crate::task::{Crash, StepResult, carl_factors};
+use crate::rules::{Crash, StepResult, carl_factors};
 use crate::traffic::lane_centre;
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;

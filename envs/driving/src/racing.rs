@@ -5,7 +5,7 @@ use crate::config::Settings;
 use crate::params::WIDTH;
 use crate::road;
 use crate::state::Car;
-use crate::task::{Crash, StepResult, half_width};
+use crate::rules::{Crash, StepResult, half_width};
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;
 

@@ -84,15 +84,6 @@ pub struct Car {
 }
 
 impl Car {
-    /// The fields as one flat slice, in declaration order.
-    pub fn flat(&self) -> &[f32] {
-        bytemuck::cast_slice(std::slice::from_ref(self))
-    }
-
-    /// The fields as one mutable flat slice.
-    pub fn flat_mut(&mut self) -> &mut [f32] {
-        bytemuck::cast_slice_mut(std::slice::from_mut(self))
-    }
 
     /// The segments of the road in use.
     pub fn road(&self) -> &[Segment] {

@@ -15,46 +15,17 @@
 //! Runs on any wgpu adapter (lavapipe in CI). Without one the test is skipped,
 //! unless `PROPRIO_REQUIRE_GPU=1` (set by `.ci/run`) makes that a failure.
 
-use proprio_core::ActMode;
+use proprio_core::parity::{Pair, close, differing, relative};
 use proprio_core::rand::RngExt;
-use proprio_core::serde_json::{Value, json};
-use proprio_core::{
-    AutoresetMode, Backend, Batch, Error, Registry, VecEnv, VecOptions, episode_rng,
-};
+use proprio_core::serde_json::json;
+use proprio_core::{ActMode, Batch, Registry, episode_rng};
 
 const STEPS: usize = 600;
 const N: usize = 130;
 
-fn make(
-    registry: &Registry,
-    id: &str,
-    config: &Value,
-    backend: Backend,
-) -> Result<Box<dyn VecEnv>, Error> {
-    let options = VecOptions {
-        autoreset: AutoresetMode::SameStep,
-        threads: Some(2),
-        backend,
-    };
-    registry.make_vec(id, N, config, options)
-}
-
-/// |a − b| ≤ 1e-4 · max(1, |a|, |b|): relative, with an absolute floor for components near 0.
-fn close(a: f32, b: f32) -> bool {
-    (a - b).abs() <= 1e-4 * a.abs().max(b.abs()).max(1.0)
-}
-
-/// The envs whose rows of `dim` components differ beyond [`close`].
-fn differing(cpu: &[f32], gpu: &[f32], dim: usize) -> Vec<bool> {
-    cpu.chunks(dim)
-        .zip(gpu.chunks(dim))
-        .map(|(a, b)| a.iter().zip(b).any(|(x, y)| !close(*x, *y)))
-        .collect()
-}
-
 /// Rewards agree within 1e-3 (see the module docs).
 fn close_reward(a: f32, b: f32) -> bool {
-    (a - b).abs() <= 1e-3 * a.abs().max(b.abs()).max(1.0)
+    close(a, b, 1e-3)
 }
 
 /// The discrete outcome of env `i`'s step: flags, success, crash cause.
@@ -84,7 +55,7 @@ fn observation_flip(id: &str, cpu: &[f32], gpu: &[f32]) -> bool {
     let window = cpu[windows.clone()]
         .iter()
         .zip(&gpu[windows])
-        .any(|(a, b)| !close(*a, *b));
+        .any(|(a, b)| !close(*a, *b, 1e-4));
     let rows = proprio_driving::task::ROAD_FEATURES + 1;
     let reordered = id.contains("highway") && {
         // The same distances along the road, but other cars at them (or in
@@ -97,12 +68,12 @@ fn observation_flip(id: &str, cpu: &[f32], gpu: &[f32]) -> bool {
         let differs = cpu[rows..]
             .iter()
             .zip(&gpu[rows..])
-            .any(|(a, b)| !close(*a, *b));
+            .any(|(a, b)| !close(*a, *b, 1e-4));
         differs
             && distances(cpu)
                 .iter()
                 .zip(distances(gpu))
-                .all(|(a, b)| close(*a, b))
+                .all(|(a, b)| close(*a, b, 1e-4))
     };
     window || reordered
 }
@@ -126,37 +97,21 @@ fn gpu_kernel_matches_the_cpu_reference() {
         ),
     ];
     for (id, config) in cases {
-        let mut gpu = match make(&registry, id, &config, Backend::Gpu) {
-            Ok(v) => v,
-            Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
-                eprintln!("skipping the CPU/GPU parity test: {e}");
-                return;
-            }
-            Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
+        let Some(mut pair) = Pair::new(&registry, id, &config, N) else {
+            return;
         };
-        let mut cpu = make(&registry, id, &config, Backend::Cpu).unwrap();
-        let mut driver = registry.scripted(id, cpu.spec()).unwrap();
-        cpu.reset(Some(5), None).unwrap();
-        gpu.reset(Some(5), None).unwrap();
-        let dim = cpu.spec().observation_space.flat_dim();
-        let width = cpu.spec().action_space.flat_dim();
-        let meta = width == 1;
-        assert!(
-            differing(&cpu.batch().obs, &gpu.batch().obs, dim)
-                .iter()
-                .all(|d| !d),
-            "{id}: first observations"
-        );
-        let mut actions = vec![0.0; N * width];
+        let mut driver = registry.scripted(id, pair.cpu.spec()).unwrap();
+        let dim = pair.cpu.spec().observation_space.flat_dim();
+        let meta = pair.cpu.spec().action_space.flat_dim() == 1;
         let mut rng = episode_rng(1, 0, 0);
-        let (mut ends, mut crashes, mut successes, mut flips) = (0, 0, 0, 0);
+        let (mut ends, mut crashes, mut successes) = (0, 0, 0);
         let mut worst = 0.0f32;
         let mut worst_reward = 0.0f32;
-        for step in 1..=STEPS {
+        let act = |batch: &Batch, actions: &mut [f32]| {
             driver
-                .act(&cpu.batch().obs, &mut actions, ActMode::Deterministic)
+                .act(&batch.obs, actions, ActMode::Deterministic)
                 .unwrap();
-            for a in &mut actions {
+            for a in actions.iter_mut() {
                 if meta {
                     if rng.random::<f32>() < 0.1 {
                         *a = (rng.random::<f32>() * 5.0).floor().min(4.0);
@@ -165,8 +120,8 @@ fn gpu_kernel_matches_the_cpu_reference() {
                     *a = (*a + 0.2 * (rng.random::<f32>() - 0.5)).clamp(-1.0, 1.0);
                 }
             }
-            cpu.step(&actions).unwrap();
-            gpu.step(&actions).unwrap();
+        };
+        let flips = pair.drive(STEPS, act, |step, cpu, gpu| {
             let (c, g) = (cpu.batch(), gpu.batch());
             // Threshold events: an episode's end, or an observation's step.
             let flipped: Vec<bool> = (0..N)
@@ -177,22 +132,18 @@ fn gpu_kernel_matches_the_cpu_reference() {
                         || (c.has_final[i] && observation_flip(id, &last(c), &last(g)))
                 })
                 .collect();
-            let obs = differing(&c.obs, &g.obs, dim);
+            let obs = differing(&c.obs, &g.obs, dim, 1e-4);
             let reward: Vec<bool> = c
                 .reward
                 .iter()
                 .zip(&g.reward)
                 .map(|(a, b)| !close_reward(*a, *b))
                 .collect();
-            for i in 0..N {
-                if flipped[i] {
-                    continue;
-                }
+            for i in (0..N).filter(|&i| !flipped[i]) {
                 for (a, b) in c.obs(i).iter().zip(g.obs(i)) {
-                    worst = worst.max((a - b).abs() / a.abs().max(b.abs()).max(1.0));
+                    worst = worst.max(relative(*a, *b));
                 }
-                let (a, b) = (c.reward[i], g.reward[i]);
-                worst_reward = worst_reward.max((a - b).abs() / a.abs().max(b.abs()).max(1.0));
+                worst_reward = worst_reward.max(relative(c.reward[i], g.reward[i]));
                 assert!(
                     !obs[i] && !reward[i],
                     "{id}: env {i} differs at step {step}: cpu {:?} {}, gpu {:?} {}",
@@ -207,24 +158,13 @@ fn gpu_kernel_matches_the_cpu_reference() {
                     successes += usize::from(c.final_infos[i].get("success") == Some(1.0));
                     let (cf, gf) = (c.final_obs(i).unwrap(), g.final_obs(i).unwrap());
                     assert!(
-                        cf.iter().zip(gf).all(|(a, b)| close(*a, *b)),
+                        cf.iter().zip(gf).all(|(a, b)| close(*a, *b, 1e-4)),
                         "{id}: final obs of env {i} at step {step}: {cf:?} {gf:?}"
                     );
                 }
             }
-            for i in (0..N).filter(|&i| flipped[i]) {
-                flips += 1;
-                let state = cpu.snapshot(i).unwrap();
-                gpu.restore(&state, &[i]).unwrap();
-            }
-            if step == STEPS / 2 {
-                // A snapshot read from the GPU restores on the CPU and vice versa.
-                let from_gpu = gpu.snapshot(3).unwrap();
-                assert_eq!(from_gpu.episode, cpu.snapshot(3).unwrap().episode);
-                cpu.restore(&from_gpu, &[3]).unwrap();
-                gpu.restore(&from_gpu, &[3]).unwrap();
-            }
-        }
+            (0..N).filter(|&i| flipped[i]).collect()
+        });
         eprintln!(
             "{id} {config}: {STEPS} steps x {N} envs agree (worst observation {worst:.1e}, reward {worst_reward:.1e}); {ends} episodes ended ({crashes} crashes, {successes} successes), {flips} threshold flips re-synced"
         );

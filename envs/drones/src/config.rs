@@ -153,17 +153,6 @@ impl DroneConfig {
         }
         c
     }
-
-    /// Fills the task's own keys that are unset with their defaults.
-    pub fn fill_defaults(&mut self, task: TaskKind) {
-        let d = Self::defaults_for(task);
-        self.target = self.target.or(d.target);
-        self.num_waypoints = self.num_waypoints.or(d.num_waypoints);
-        self.waypoint_radius = self.waypoint_radius.or(d.waypoint_radius);
-        self.num_gates = self.num_gates.or(d.num_gates);
-        self.gate_size = self.gate_size.or(d.gate_size);
-        self.course_radius = self.course_radius.or(d.course_radius);
-    }
 }
 
 /// Which drone task.

@@ -62,19 +62,10 @@ pub const LEN: usize = std::mem::size_of::<Drone>() / 4;
 pub use proprio_core::chunked::CHUNK;
 
 impl Drone {
-    /// The fields as one flat slice, in declaration order.
-    pub fn flat(&self) -> &[f32] {
-        bytemuck::cast_slice(std::slice::from_ref(self))
-    }
-
-    /// The fields as one mutable flat slice.
-    pub fn flat_mut(&mut self) -> &mut [f32] {
-        bytemuck::cast_slice_mut(std::slice::from_mut(self))
-    }
 
     /// Rejects states no episode can reach: non-finite values, a quaternion far from unit length.
     pub fn check(&self) -> Result<(), String> {
-        if let Some(f) = self.flat().iter().position(|v| !v.is_finite()) {
+        if let Some(f) = proprio_core::chunked::fields(self).iter().position(|v| !v.is_finite()) {
             return Err(format!("field {f} of the drone state is not finite"));
         }
         let q = self.quat;

@@ -10,53 +10,37 @@
 //! Runs on any wgpu adapter (lavapipe in CI). Without one the test is skipped,
 //! unless `PROPRIO_REQUIRE_GPU=1` (set by `.ci/run`) makes that a failure.
 
-use proprio_core::ActMode;
+use proprio_core::parity::{Pair, close, gpu_or_skip, relative};
 use proprio_core::rand::RngExt;
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{AutoresetMode, Backend, Error, Registry, VecEnv, VecOptions, episode_rng};
+use proprio_core::{
+    ActMode, AutoresetMode, Batch, Family, Registry, VecEnv, episode_rng, family,
+};
+use proprio_drones::{DroneModel, Drones};
 
 const STEPS: usize = 600;
 const N: usize = 130;
 
-fn make(
-    registry: &Registry,
-    id: &str,
-    config: &Value,
-    backend: Backend,
-) -> Result<Box<dyn VecEnv>, Error> {
-    let options = VecOptions {
-        autoreset: AutoresetMode::SameStep,
-        threads: Some(2),
-        backend,
-    };
-    registry.make_vec(id, N, config, options)
-}
-
-/// |a − b| ≤ 1e-4 · max(1, |a|, |b|): relative, with an absolute floor for components near 0.
-fn close(a: f32, b: f32) -> bool {
-    (a - b).abs() <= 1e-4 * a.abs().max(b.abs()).max(1.0)
-}
-
-static WORST: std::sync::Mutex<f32> = std::sync::Mutex::new(0.0);
-
-/// Checks rows of `dim` components, skipping the envs in `skip`.
-fn compare(what: &str, step: usize, cpu: &[f32], gpu: &[f32], dim: usize, skip: &[bool]) {
+/// Checks rows of `dim` components within 1e-4, skipping the envs in `skip`; returns the worst difference.
+fn compare(what: &str, step: usize, cpu: &[f32], gpu: &[f32], dim: usize, skip: &[bool]) -> f32 {
+    let mut worst = 0.0f32;
     for (k, (a, b)) in cpu.iter().zip(gpu).enumerate() {
-        if !skip.get(k / dim).copied().unwrap_or(false) {
-            let mut worst = WORST.lock().unwrap();
-            *worst = worst.max((a - b).abs() / a.abs().max(b.abs()).max(1.0));
+        let skipped = skip.get(k / dim).copied().unwrap_or(false);
+        if !skipped {
+            worst = worst.max(relative(*a, *b));
         }
         assert!(
-            skip.get(k / dim).copied().unwrap_or(false) || close(*a, *b),
+            skipped || close(*a, *b, 1e-4),
             "{what} differs at step {step}, env {}, component {}: cpu {a}, gpu {b}",
             k / dim,
             k % dim
         );
     }
+    worst
 }
 
 /// The discrete outcome of env `i`'s step: flags, targets reached, crash cause.
-fn events(b: &proprio_core::Batch, i: usize) -> (bool, bool, bool, Option<f64>, Option<f64>) {
+fn events(b: &Batch, i: usize) -> (bool, bool, bool, Option<f64>, Option<f64>) {
     let info = if b.has_final[i] {
         &b.final_infos[i]
     } else {
@@ -94,42 +78,31 @@ fn gpu_kernel_matches_the_cpu_reference() {
         ),
     ];
     for (id, config) in cases {
-        let mut gpu = match make(&registry, id, &config, Backend::Gpu) {
-            Ok(v) => v,
-            Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
-                eprintln!("skipping the CPU/GPU parity test: {e}");
-                return;
-            }
-            Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
+        let Some(mut pair) = Pair::new(&registry, id, &config, N) else {
+            return;
         };
-        let mut cpu = make(&registry, id, &config, Backend::Cpu).unwrap();
-        let mut controller = registry.scripted(id, cpu.spec()).unwrap();
-        cpu.reset(Some(5), None).unwrap();
-        gpu.reset(Some(5), None).unwrap();
-        let dim = cpu.spec().observation_space.flat_dim();
-        compare(id, 0, &cpu.batch().obs, &gpu.batch().obs, dim, &[]);
-        let mut actions = vec![0.0; N * 4];
+        let mut controller = registry.scripted(id, pair.cpu.spec()).unwrap();
+        let dim = pair.cpu.spec().observation_space.flat_dim();
         let mut rng = episode_rng(1, 0, 0);
         let (mut ends, mut crashes, mut reached) = (0, 0, 0);
-        let mut flips = 0;
-        for step in 1..=STEPS {
+        let mut worst = 0.0f32;
+        let mut crash_flips = 0;
+        let act = |batch: &Batch, actions: &mut [f32]| {
             controller
-                .act(&cpu.batch().obs, &mut actions, ActMode::Deterministic)
+                .act(&batch.obs, actions, ActMode::Deterministic)
                 .unwrap();
-            for a in &mut actions {
+            for a in actions.iter_mut() {
                 *a += 0.1 * (rng.random::<f32>() - 0.5);
             }
-            cpu.step(&actions).unwrap();
-            gpu.step(&actions).unwrap();
+        };
+        let flips = pair.drive(STEPS, act, |step, cpu, gpu| {
             // A discrete event whose trigger lands within rounding of its
             // threshold (a waypoint radius, a gate plane) may go either way on
             // the two backends; such an env is re-synced from the CPU and counted.
-            let flipped: Vec<bool> = (0..N)
-                .map(|i| events(cpu.batch(), i) != events(gpu.batch(), i))
-                .collect();
             let (c, g) = (cpu.batch(), gpu.batch());
-            compare(id, step, &c.obs, &g.obs, dim, &flipped);
-            compare(id, step, &c.reward, &g.reward, 1, &flipped);
+            let flipped: Vec<bool> = (0..N).map(|i| events(c, i) != events(g, i)).collect();
+            worst = worst.max(compare(id, step, &c.obs, &g.obs, dim, &flipped));
+            worst = worst.max(compare(id, step, &c.reward, &g.reward, 1, &flipped));
             for i in (0..N).filter(|&i| c.has_final[i] && !flipped[i]) {
                 let (cf, gf) = (c.final_obs(i).unwrap(), g.final_obs(i).unwrap());
                 ends += 1;
@@ -140,29 +113,18 @@ fn gpu_kernel_matches_the_cpu_reference() {
                     c.final_infos[i].get("success"),
                     g.final_infos[i].get("success")
                 );
-                if crashed && cf.iter().zip(gf).any(|(a, b)| !close(*a, *b)) {
+                if crashed && cf.iter().zip(gf).any(|(a, b)| !close(*a, *b, 1e-4)) {
                     // The contact was detected one physics step apart.
-                    flips += 1;
+                    crash_flips += 1;
                     continue;
                 }
                 compare(id, step, cf, gf, dim, &[]);
             }
-            for i in (0..N).filter(|&i| flipped[i]) {
-                flips += 1;
-                let state = cpu.snapshot(i).unwrap();
-                gpu.restore(&state, &[i]).unwrap();
-            }
-            if step == STEPS / 2 {
-                // A snapshot read from the GPU restores on the CPU and vice versa.
-                let from_gpu = gpu.snapshot(3).unwrap();
-                assert_eq!(from_gpu.episode, cpu.snapshot(3).unwrap().episode);
-                cpu.restore(&from_gpu, &[3]).unwrap();
-                gpu.restore(&from_gpu, &[3]).unwrap();
-            }
-        }
+            (0..N).filter(|&i| flipped[i]).collect()
+        });
+        let flips = flips + crash_flips;
         eprintln!(
-            "{id}: {STEPS} steps x {N} envs agree within 1e-4 (worst {:.1e}); {ends} episodes ended ({crashes} crashes, {reached} targets reached), {flips} threshold flips re-synced",
-            std::mem::take(&mut *WORST.lock().unwrap())
+            "{id}: {STEPS} steps x {N} envs agree within 1e-4 (worst {worst:.1e}); {ends} episodes ended ({crashes} crashes, {reached} targets reached), {flips} threshold flips re-synced"
         );
         assert!(
             ends >= N,
@@ -184,16 +146,12 @@ fn observations_can_stay_on_the_device() {
     use proprio_core::{Kernel, KernelVecEnv};
     let entry = proprio_drones::HOVER;
     let (settings, spec) =
-        proprio_drones::settings(&entry, proprio_drones::TaskKind::Hover, &Value::Null).unwrap();
-    let kernel =
-        match proprio_drones::GpuKernel::new(spec, proprio_drones::DroneModel::new(settings), 70) {
-            Ok(k) => k,
-            Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
-                eprintln!("skipping: {e}");
-                return;
-            }
-            Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
-        };
+        family::settings::<Drones>(&entry, proprio_drones::TaskKind::Hover, &Value::Null).unwrap();
+    let model = Drones::model(settings).unwrap();
+    let Some(kernel) = gpu_or_skip(proprio_gpu::ChunkedGpuKernel::<DroneModel>::new(spec, model, 70))
+    else {
+        return;
+    };
     eprintln!("adapter: {}", kernel.adapter());
     let mut venv = KernelVecEnv::new(kernel, AutoresetMode::NextStep).unwrap();
     venv.reset(Some(0), None).unwrap();

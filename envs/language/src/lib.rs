@@ -42,7 +42,7 @@ pub use questions::{QuestionsConfig, Solver, TwentyQuestions};
 /// whole credit (1 for a one-token answer) plus the exact bonus.
 pub const REWARD_RANGE: (f64, f64) = (-FORMAT_PENALTY, 1.0 + EXACT_BONUS);
 
-use proprio_core::Registry;
+use proprio_core::{EnvSpec, Registry, Teleop};
 
 /// Registers `language/jigsaw-v0`, `language/arithmetic-v0`,
 /// `language/guess-number-v0` and `language/twenty-questions-v0` (with its solver).
@@ -51,6 +51,16 @@ pub fn register(registry: &mut Registry) {
     registry.register_task::<SingleTurn<Arithmetic>>(arithmetic::ENTRY);
     registry.register_task::<GuessNumber>(guess::ENTRY);
     registry.register_task::<TwentyQuestions>(questions::ENTRY);
+    // Answers are numbers: a typed digit d is the token d + 1.
+    for id in [arithmetic::ENTRY.id, guess::ENTRY.id] {
+        let digits = |_: &EnvSpec| {
+            Ok(Teleop {
+                token_offset: 1,
+                ..Teleop::default()
+            })
+        };
+        let _ = registry.register_teleop(id, Box::new(digits));
+    }
     // Registered just above, so the id is known.
     let _ = registry.register_scripted(questions::ENTRY.id, Box::new(Solver::scripted));
 }

@@ -1,6 +1,6 @@
 //! The config of every manipulation task (serde, with defaults) and its validated form.
 
-use crate::scene::MAX_CUBES;
+use crate::panda::MAX_CUBES;
 use serde::{Deserialize, Serialize};
 
 /// Which instructions a run draws (config key `split`).

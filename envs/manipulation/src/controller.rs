@@ -3,8 +3,8 @@
 //! and `pd_ee_delta_pos_yaw`).
 
 use crate::config::ControlMode;
-use crate::robot::{Chain, RobotError};
-use crate::scene::{BASE, HAND_DOWN};
+use crate::panda::{Chain, RobotError};
+use crate::panda::{BASE, HAND_DOWN};
 use glam::{DQuat, DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 //! and the instruction as CLIP token ids.
 
 use crate::config::{Split, TaskKind};
-use crate::scene::{CUBE_COLOURS, CUBE_HALF, MAX_CUBES};
+use crate::panda::{CUBE_COLOURS, CUBE_HALF, MAX_CUBES};
 use glam::Vec3;
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;

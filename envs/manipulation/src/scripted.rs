@@ -5,7 +5,7 @@
 use crate::config::{ControlMode, Settings, TaskKind};
 use crate::controller::{EE_STEP, EE_TURN};
 use crate::instruct::{self, Instruction};
-use crate::scene::CUBE_HALF;
+use crate::panda::CUBE_HALF;
 use crate::task::{STACK_OFFSET, obs_dim};
 use glam::{Quat, Vec3};
 use proprio_core::{ActMode, Agent, Error, Result};

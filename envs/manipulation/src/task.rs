@@ -1,16 +1,14 @@
-//! The four tasks: episode starts drawn from the env's stream, one control
-//! step (controller, physics substeps, blow-up checks, staged reward,
-//! success), the observation and the `info` entries.
+//! The tasks on either physics: episode starts drawn from the env's stream,
+//! reward and success after a control step, blow-up rules, the observation
+//! and the `info` entries, all through [`Measure`].
 
 use crate::config::{Settings, TaskKind};
-use crate::controller::ArmController;
 use crate::instruct::{self, INSTRUCTION_TOKENS, Instruction};
 pub use crate::measure::{
     Measure, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, TaskState,
 };
 use crate::reward::{Progress, hold_steps, progress};
-use crate::scene::{CUBE_HALF, MAX_CUBES, Parts, READY, Scene};
-use crate::world::{BodyState, Physics, World};
+use crate::panda::{BodyState, CUBE_HALF, MAX_CUBES, READY};
 use glam::{Quat, Vec3};
 use proprio_core::rand::RngExt;
 use proprio_core::{EnvRng, Info};
@@ -146,89 +144,10 @@ pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
     }
 }
 
-/// Draws the start of an episode as a rapier world.
-pub fn draw(
-    s: &Settings,
-    scene: &Scene,
-    controller: &ArmController,
-    rng: &mut EnvRng,
-) -> (Physics, TaskState) {
-    let Start {
-        q,
-        cubes,
-        goal,
-        instruction,
-    } = draw_start(s, rng);
-    let physics = scene.start(&q, &cubes[..s.cubes]);
-    let tcp = physics.tcp(scene.parts());
-    let task = TaskState {
-        goal: goal.to_array(),
-        held: 0,
-        control: controller.start(&q, tcp),
-        instruction,
-    };
-    (physics, task)
-}
-
-/// A rapier world and the handles of its scene, measured.
-pub struct Rapier<'a>(pub &'a Physics, pub &'a Parts);
-
-impl Measure for Rapier<'_> {
-    fn joints(&self) -> ([f32; 9], [f32; 9]) {
-        self.0.joints(self.1)
-    }
-    fn tcp(&self) -> (Vec3, Quat) {
-        self.0.tcp(self.1)
-    }
-    fn cube(&self, i: usize) -> BodyState {
-        self.0.cube(self.1, i)
-    }
-    fn touches(&self, i: usize) -> bool {
-        self.0.grasped(self.1, i)
-    }
-}
-
 /// Whether a point has left the [`WORKSPACE`] box.
 pub(crate) fn outside(position: Vec3) -> bool {
     let (low, high) = (Vec3::from(WORKSPACE.0), Vec3::from(WORKSPACE.1));
     position.cmplt(low).any() || position.cmpgt(high).any()
-}
-
-fn blow_up(world: &World, parts: &Parts) -> BlowUp {
-    let p = world.physics();
-    if world.blew_up() || !p.is_finite() {
-        return BlowUp::NonFinite;
-    }
-    if (0..parts.cube_count()).any(|i| outside(p.cube(parts, i).position)) {
-        BlowUp::LeftWorkspace
-    } else {
-        BlowUp::None
-    }
-}
-
-/// One control step: the controller sets targets, `substeps` physics steps, then reward and success.
-pub fn control_step(
-    s: &Settings,
-    parts: &Parts,
-    controller: &ArmController,
-    world: &mut World,
-    task: &mut TaskState,
-    action: &[f32],
-) -> StepResult {
-    let (q, _) = world.physics().joints(parts);
-    let (tcp, _) = world.physics().tcp(parts);
-    let period = s.dt * s.substeps as f32;
-    let targets = controller.apply(s.control, action, &q, tcp, period, &mut task.control);
-    world.physics_mut().set_targets(parts, &targets);
-    let mut failure = BlowUp::None;
-    for _ in 0..s.substeps {
-        world.step();
-        failure = blow_up(world, parts);
-        if failure != BlowUp::None {
-            break;
-        }
-    }
-    outcome(s, &Rapier(world.physics(), parts), task, failure)
 }
 
 /// Reward and success after a control step's physics (`failure`: what cut it short, if anything).
@@ -323,7 +242,7 @@ pub fn obs_dim(s: &Settings) -> usize {
 /// Values of the goal fields (the goal and the offset to it) dropped by `goal_in_state: false`.
 const GOAL_FIELDS: usize = 6;
 
-pub use crate::scene::HAND_DOWN;
+pub use crate::panda::HAND_DOWN;
 
 const H: f32 = 0.5;
 const R: f32 = std::f32::consts::FRAC_1_SQRT_2;

@@ -6,7 +6,8 @@
 use glam::Vec3;
 use proprio_core::Info;
 use proprio_manipulation::instruct::Instruction;
-use proprio_manipulation::task::{self, Rapier, TaskState};
+use proprio_manipulation::rapier::{self, Rapier};
+use proprio_manipulation::task::{self, TaskState};
 use proprio_manipulation::{
     ArmController, ControlMode, ManipConfig, READY, Scene, Settings, TaskKind,
 };
@@ -92,7 +93,7 @@ fn the_work_around_the_physics_step_allocates_nothing() {
             world.physics_mut().set_targets(parts, &targets);
             let after_control = allocations();
             // The env's step: controller, physics substeps (rapier may allocate) and checks.
-            let out = task::control_step(
+            let out = rapier::control_step(
                 &settings,
                 parts,
                 &controller,

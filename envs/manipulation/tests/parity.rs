@@ -18,11 +18,10 @@
 //! Runs on any wgpu adapter (lavapipe in CI). Without one the test is skipped,
 //! unless `PROPRIO_REQUIRE_GPU=1` (set by `.ci/run`) makes that a failure.
 
+use proprio_core::parity::{Pair, close, relative};
 use proprio_core::rand::RngExt;
-use proprio_core::serde_json::{Value, json};
-use proprio_core::{
-    ActMode, AutoresetMode, Backend, Error, Registry, VecEnv, VecOptions, episode_rng,
-};
+use proprio_core::serde_json::json;
+use proprio_core::{ActMode, Batch, Registry, episode_rng};
 
 const STEPS: usize = 300;
 const N: usize = 128;
@@ -58,24 +57,6 @@ fn tolerance(id: &str, k: usize) -> f32 {
     }
 }
 
-fn make(
-    registry: &Registry,
-    id: &str,
-    config: &Value,
-    backend: Backend,
-) -> Result<Box<dyn VecEnv>, Error> {
-    let options = VecOptions {
-        autoreset: AutoresetMode::SameStep,
-        threads: Some(2),
-        backend,
-    };
-    registry.make_vec(id, N, config, options)
-}
-
-fn close(a: f32, b: f32, tol: f32) -> bool {
-    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0)
-}
-
 #[test]
 fn gpu_kernel_matches_the_cpu_reference() {
     let mut registry = Registry::new();
@@ -98,15 +79,9 @@ fn gpu_kernel_matches_the_cpu_reference() {
         // The yaw controller's case also observes the cubes modulo their symmetries.
         let symmetric = control == "pd_ee_delta_pos_yaw";
         let config = json!({"physics": "kernel", "control": control, "cube_symmetry": symmetric});
-        let mut gpu = match make(&registry, id, &config, Backend::Gpu) {
-            Ok(v) => v,
-            Err(e) if std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() => {
-                eprintln!("skipping the CPU/GPU parity test: {e}");
-                return;
-            }
-            Err(e) => panic!("PROPRIO_REQUIRE_GPU is set but: {e}"),
+        let Some(mut pair) = Pair::new(&registry, id, &config, N) else {
+            return;
         };
-        let mut cpu = make(&registry, id, &config, Backend::Cpu).unwrap();
         // The scripted policies drive the end effector; the joint controllers get random actions.
         let scripted = control.starts_with("pd_ee");
         let ee_config = if scripted {
@@ -116,29 +91,17 @@ fn gpu_kernel_matches_the_cpu_reference() {
         };
         let ee_spec = registry.spec(id, &ee_config).unwrap();
         let mut policy = registry.scripted(id, &ee_spec).unwrap();
-        cpu.reset(Some(5), None).unwrap();
-        gpu.reset(Some(5), None).unwrap();
-        let dim = cpu.spec().observation_space.flat_dim();
-        let width = cpu.spec().action_space.flat_dim();
-        assert!(
-            cpu.batch()
-                .obs
-                .iter()
-                .zip(&gpu.batch().obs)
-                .all(|(a, b)| close(*a, *b, TOLERANCE)),
-            "{id}: first observations"
-        );
-        let mut actions = vec![0.0; N * width];
+        let dim = pair.cpu.spec().observation_space.flat_dim();
         let mut rng = episode_rng(1, 0, 0);
-        let (mut ends, mut successes, mut diverged) = (0, 0, 0);
+        let (mut ends, mut successes) = (0, 0);
         let mut worst = 0.0f32;
-        for step in 1..=STEPS {
+        let act = |batch: &Batch, actions: &mut [f32]| {
             if scripted {
                 policy
-                    .act(&cpu.batch().obs, &mut actions, ActMode::Deterministic)
+                    .act(&batch.obs, actions, ActMode::Deterministic)
                     .unwrap();
             }
-            for a in &mut actions {
+            for a in actions.iter_mut() {
                 let noise = rng.random::<f32>() - 0.5;
                 *a = if scripted {
                     (*a + 0.2 * noise).clamp(-1.0, 1.0)
@@ -146,8 +109,8 @@ fn gpu_kernel_matches_the_cpu_reference() {
                     2.0 * noise
                 };
             }
-            cpu.step(&actions).unwrap();
-            gpu.step(&actions).unwrap();
+        };
+        let diverged = pair.drive(STEPS, act, |step, cpu, gpu| {
             let (c, g) = (cpu.batch(), gpu.batch());
             let mut resync = Vec::new();
             for i in 0..N {
@@ -173,7 +136,7 @@ fn gpu_kernel_matches_the_cpu_reference() {
                 }
                 for (k, (a, b)) in c.obs(i).iter().zip(g.obs(i)).enumerate() {
                     if tolerance(id, k) == TOLERANCE {
-                        worst = worst.max((a - b).abs() / a.abs().max(b.abs()).max(1.0));
+                        worst = worst.max(relative(*a, *b));
                     }
                 }
                 if c.has_final[i] {
@@ -200,7 +163,6 @@ fn gpu_kernel_matches_the_cpu_reference() {
                     }
                 }
             }
-            diverged += resync.len();
             if std::env::var_os("PARITY_SHOW").is_some() && !resync.is_empty() {
                 let i = resync[0];
                 let fields: Vec<usize> = (0..dim)
@@ -211,10 +173,6 @@ fn gpu_kernel_matches_the_cpu_reference() {
                     fields.iter().map(|&k| c.obs(i)[k]).collect::<Vec<_>>(),
                     fields.iter().map(|&k| g.obs(i)[k]).collect::<Vec<_>>()
                 );
-            }
-            for i in resync {
-                let state = cpu.snapshot(i).unwrap();
-                gpu.restore(&state, &[i]).unwrap();
             }
             if step == STEPS / 2 {
                 // A batch's scenes come back in one read; each is the env's own.
@@ -232,12 +190,9 @@ fn gpu_kernel_matches_the_cpu_reference() {
                     proprio_core::Scene::default(),
                     "unlisted envs stay as they were"
                 );
-                // A snapshot read from the GPU restores on the CPU and vice versa.
-                let from_gpu = gpu.snapshot(3).unwrap();
-                cpu.restore(&from_gpu, &[3]).unwrap();
-                gpu.restore(&from_gpu, &[3]).unwrap();
             }
-        }
+            resync
+        });
         eprintln!(
             "{id} ({control}): {STEPS} steps x {N} envs agree (positions within {TOLERANCE:e}, worst {worst:.1e}); {ends} episodes ended ({successes} successes), {diverged} env-steps re-synced"
         );

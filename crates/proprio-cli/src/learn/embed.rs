@@ -4,7 +4,7 @@
 use crate::{CliResult, Failure};
 use clap::Args;
 use proprio::serde_json::{Value, json};
-use proprio_learn::Backend;
+use proprio_learn::ComputeDevice;
 use proprio_reward::clip::{ClipConfig, ClipModel, Embeddings};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -21,9 +21,9 @@ pub struct EmbedArgs {
     /// An image file (PNG or GIF) to embed (repeatable).
     #[arg(long)]
     image: Vec<PathBuf>,
-    /// Network backend: cpu (burn flex) or wgpu.
+    /// Where the networks run: cpu (burn flex) or wgpu.
     #[arg(long, default_value = "cpu")]
-    device: Backend,
+    device: ComputeDevice,
     /// Print one JSON object: input_ids, text_embeds, image_embeds, logits_per_image.
     #[arg(long)]
     json: bool,
@@ -41,9 +41,9 @@ pub struct BenchEmbedArgs {
     /// Timed batches, after one untimed warm-up batch.
     #[arg(long, default_value_t = 5)]
     iterations: usize,
-    /// Network backend: cpu (burn flex) or wgpu.
+    /// Where the networks run: cpu (burn flex) or wgpu.
     #[arg(long, default_value = "cpu")]
-    device: Backend,
+    device: ComputeDevice,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,

@@ -4,7 +4,7 @@ use crate::{CliResult, Failure, input};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use proprio::serde_json::{self, Map, Value};
-use proprio_learn::{Algo, Backend, EnvSource, TrainRequest};
+use proprio_learn::{Algo, ComputeDevice, EnvSource, TrainRequest};
 use proprio_reward::RewardConfig;
 use std::path::PathBuf;
 
@@ -38,9 +38,9 @@ pub struct TrainArgs {
     /// Continue the run in this directory from its last checkpoint.
     #[arg(long)]
     resume: Option<PathBuf>,
-    /// Network backend: cpu (burn flex) or wgpu.
+    /// Where the networks run: cpu (burn flex) or wgpu.
     #[arg(long, default_value = "cpu")]
-    device: Backend,
+    device: ComputeDevice,
     /// Env worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -100,7 +100,7 @@ pub fn run(args: &TrainArgs) -> CliResult {
                 ..EnvSource::new(env, input::config(args.config.as_deref())?, args.backend)
             },
             seed: args.seed,
-            backend: args.device,
+            device: args.device,
             threads: args.threads,
             overrides: overrides(&args.set, args.total_steps)?,
             out: args.out.clone(),

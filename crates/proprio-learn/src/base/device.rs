@@ -1,4 +1,4 @@
-//! The compute backend, chosen at run time (burn 0.22 `Device`).
+//! The compute device the networks run on, chosen at run time (burn 0.22 `Device`).
 
 use crate::base::error::Result;
 use burn::tensor::Device;
@@ -9,7 +9,7 @@ use std::str::FromStr;
 /// Where the networks run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Backend {
+pub enum ComputeDevice {
     /// burn's `flex` backend: pure-Rust SIMD kernels on the CPU (the default;
     /// measured faster than `ndarray` for our MLPs, see docs/benchmarks.md).
     #[default]
@@ -19,7 +19,7 @@ pub enum Backend {
     Wgpu,
 }
 
-impl fmt::Display for Backend {
+impl fmt::Display for ComputeDevice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::Cpu => "cpu",
@@ -28,7 +28,7 @@ impl fmt::Display for Backend {
     }
 }
 
-impl FromStr for Backend {
+impl FromStr for ComputeDevice {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s {
@@ -39,7 +39,7 @@ impl FromStr for Backend {
     }
 }
 
-impl Backend {
+impl ComputeDevice {
     /// The inference device (no gradients) of this backend.
     pub fn device(self) -> Result<Device> {
         match self {
@@ -59,7 +59,7 @@ fn wgpu_device() -> Result<Device> {
         .get_or_init(|| Device::wgpu_options().init().map_err(|e| e.to_string()))
         .clone()
         .map_err(|e| {
-            crate::base::error::LearnError::Backend(format!(
+            crate::base::error::LearnError::Device(format!(
                 "no wgpu adapter ({e}); install a GPU driver, or mesa-vulkan-drivers for lavapipe on the CPU"
             ))
         })
@@ -67,7 +67,7 @@ fn wgpu_device() -> Result<Device> {
 
 #[cfg(not(feature = "wgpu"))]
 fn wgpu_device() -> Result<Device> {
-    Err(crate::base::error::LearnError::Backend(
+    Err(crate::base::error::LearnError::Device(
         "this build has no wgpu backend: rebuild with the `wgpu` feature of proprio-learn (on by default)".into(),
     ))
 }

@@ -26,9 +26,9 @@ pub enum LearnError {
     /// A hyper-parameter or option cannot be used.
     #[error("invalid training config: {0}")]
     Config(String),
-    /// The compute backend is unavailable.
+    /// The compute device is unavailable.
     #[error("{0}")]
-    Backend(String),
+    Device(String),
     /// Training produced a non-finite loss.
     #[error("training diverged: {0}")]
     Diverged(String),

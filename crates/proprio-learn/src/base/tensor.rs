@@ -17,5 +17,5 @@ pub fn vector(data: &[f32], device: &Device) -> Tensor<1> {
 pub fn host<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
     t.into_data()
         .try_into_vec::<f32>()
-        .map_err(|e| LearnError::Backend(format!("cannot read a tensor back: {e:?}")))
+        .map_err(|e| LearnError::Device(format!("cannot read a tensor back: {e:?}")))
 }

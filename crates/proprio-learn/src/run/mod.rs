@@ -2,7 +2,7 @@
 
 pub mod integrity;
 
-use crate::base::device::Backend;
+use crate::base::device::ComputeDevice;
 use crate::base::error::{LearnError, Result};
 use crate::env::{EnvSource, NormalizerStats, TrainEnv};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -72,8 +72,9 @@ pub struct RunInfo {
     pub env: EnvSource,
     /// Seed of weights, env streams, action sampling and minibatch order.
     pub seed: u64,
-    /// Compute backend.
-    pub backend: Backend,
+    /// Where the networks run (`backend` in runs written before 2026-11-28).
+    #[serde(alias = "backend")]
+    pub device: ComputeDevice,
     /// Env worker threads (`None`: all cores).
     pub threads: Option<usize>,
     /// The learner's hyper-parameters.

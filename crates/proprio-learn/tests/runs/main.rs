@@ -6,7 +6,7 @@ mod checkpoints;
 mod scratch;
 use proprio::ActMode;
 use proprio::serde_json::{self, Map, Value, json};
-use proprio_learn::{Algo, Backend, EnvSource, Policy, TrainRequest, resume, train};
+use proprio_learn::{Algo, ComputeDevice, EnvSource, Policy, TrainRequest, resume, train};
 use scratch::Scratch;
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ fn request(algo: Algo, env: &str, overrides: Value, out: PathBuf) -> TrainReques
         algo,
         env: EnvSource::new(env, Value::Null, Default::default()),
         seed: 7,
-        backend: Backend::Cpu,
+        device: ComputeDevice::Cpu,
         threads: Some(2),
         overrides: overrides.as_object().cloned().unwrap_or_default(),
         out: Some(out),

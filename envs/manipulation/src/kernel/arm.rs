@@ -5,8 +5,8 @@
 //! bias (recursive Newton–Euler with zero joint acceleration), all in `f32`.
 
 use super::collide::Motion;
-use crate::robot::PANDA_URDF;
-use crate::scene::{ARM_GAINS, BASE, FINGER_GAINS, MOVING_JOINTS};
+use crate::panda::PANDA_URDF;
+use crate::panda::{ARM_GAINS, BASE, FINGER_GAINS, MOVING_JOINTS};
 use glam::{Mat3, Quat, Vec3};
 use proprio_core::Shape;
 
@@ -505,7 +505,7 @@ impl Arm {
         let hand = k.rotation[body] * rot;
         let origin = k.origin[body] + k.rotation[body] * at;
         (
-            origin + hand * Vec3::new(0.0, 0.0, crate::robot::TCP_OFFSET.z as f32),
+            origin + hand * Vec3::new(0.0, 0.0, crate::panda::TCP_OFFSET.z as f32),
             hand,
         )
     }

@@ -4,7 +4,7 @@
 
 use super::{Arm, Sim};
 use crate::config::Settings;
-use crate::scene::{BASE, CUBE_COLOURS, CUBE_HALF, MAX_CUBES, TABLE_HALF};
+use crate::panda::{BASE, CUBE_COLOURS, CUBE_HALF, MAX_CUBES, TABLE_HALF};
 use crate::task::TaskState;
 use crate::visuals::{ARM, FINGER, TABLE, dress, pose};
 use glam::{Quat, Vec3};

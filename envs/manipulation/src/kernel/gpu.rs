@@ -14,18 +14,15 @@ use crate::controller::IK_ITERATIONS;
 use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT};
 use crate::instruct::{INSTRUCTION_TOKENS, Instruction, LIFT, SIDE_LINE, vocabulary};
 use crate::reward::{PICK_STAGES, SQUEEZE, STACK_STAGES};
-use crate::scene::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
+use crate::panda::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use crate::task::{
     CUBE_SYMMETRIES, HAND_DOWN, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL,
     WORKSPACE,
 };
-use crate::world::TOUCH;
+use crate::panda::TOUCH;
 use proprio_core::Info;
-use proprio_gpu::{ChunkedGpuKernel, GpuModel};
+use proprio_gpu::GpuModel;
 use std::mem::offset_of;
-
-/// Steps N manipulation envs of the kernel physics on a GPU through wgpu.
-pub type KernelGpu = ChunkedGpuKernel<KernelModel>;
 
 /// Rows of instruction token ids the shader looks up: template × cube × side or other cube.
 const TOKEN_TABLE: usize = 3 * CUBES * CUBES * INSTRUCTION_TOKENS;
@@ -167,7 +164,7 @@ fn shader_source(arm: &Arm) -> String {
         ("TABLE_FRICTION", TABLE_FRICTION),
         ("GRIP_FRICTION", GRIP_FRICTION),
         ("TOUCH", TOUCH),
-        ("TCP_Z", crate::robot::TCP_OFFSET.z as f32),
+        ("TCP_Z", crate::panda::TCP_OFFSET.z as f32),
         ("EE_LOW_X", EE_BOUNDS.0[0]),
         ("EE_LOW_Y", EE_BOUNDS.0[1]),
         ("EE_LOW_Z", EE_BOUNDS.0[2]),
@@ -197,9 +194,9 @@ fn shader_source(arm: &Arm) -> String {
         ("WORK_HIGH_X", WORKSPACE.1[0]),
         ("WORK_HIGH_Y", WORKSPACE.1[1]),
         ("WORK_HIGH_Z", WORKSPACE.1[2]),
-        ("BASE_X", crate::scene::BASE[0]),
-        ("BASE_Y", crate::scene::BASE[1]),
-        ("BASE_Z", crate::scene::BASE[2]),
+        ("BASE_X", crate::panda::BASE[0]),
+        ("BASE_Y", crate::panda::BASE[1]),
+        ("BASE_Z", crate::panda::BASE[2]),
     ];
     let [x, y, z, w] = HAND_DOWN.to_array();
     let symmetries: Vec<String> = CUBE_SYMMETRIES

@@ -22,8 +22,6 @@ pub use collide::{
     MARGIN, Motion, Obb, Point, box_box, box_plane, margin, sphere_box, sphere_plane,
 };
 pub use control::{IK_DAMPING, ik_step, rotation_vector};
-#[cfg(feature = "gpu")]
-pub use gpu::KernelGpu;
 pub use physics::{
     BAUMGARTE, GRAVITY, ITERATIONS, MAX_CONTACTS, SLOP, cube_box, cube_mass, robot_box,
 };
@@ -33,14 +31,11 @@ use crate::config::{Settings, TaskKind};
 use crate::controller::ControlState;
 use crate::instruct::Instruction;
 use crate::task::{self, BlowUp, Measure, Start, TaskState};
-use crate::world::BodyState;
+use crate::panda::BodyState;
 use glam::{Quat, Vec3};
 use proprio_core::{
-    ChunkedKernel, ChunkedModel, EnvRng, Info, ResetOptions, Result, Scene, Stepped,
+    ChunkedModel, Family, EnvRng, Info, ResetOptions, Result, Scene, Stepped,
 };
-
-/// Steps N manipulation envs of the kernel physics on CPU threads.
-pub type KernelCpu = ChunkedKernel<KernelModel>;
 
 /// Solver steps per physics step: the kernel steps at twice `physics_hz`, as rapier's 2 substeps.
 pub const SOLVER_STEPS: u32 = 1;
@@ -152,7 +147,7 @@ impl KernelModel {
     }
 
     fn blow_up(&self, sim: &Sim) -> BlowUp {
-        if sim.flat().iter().any(|v| !v.is_finite()) {
+        if proprio_core::chunked::fields(sim).iter().any(|v| !v.is_finite()) {
             return BlowUp::NonFinite;
         }
         let outside = sim.cubes[..self.settings.cubes]
@@ -191,7 +186,7 @@ impl KernelModel {
         sim.held = t.held as f32;
         if failure == BlowUp::NonFinite {
             // Keep the state finite: the episode ends here, and a NaN must not reach a snapshot.
-            for v in sim.flat_mut() {
+            for v in proprio_core::chunked::fields_mut(sim) {
                 if !v.is_finite() {
                     *v = 0.0;
                 }
@@ -204,20 +199,8 @@ impl KernelModel {
 impl ChunkedModel for KernelModel {
     type State = Sim;
 
-    fn zeroed() -> Sim {
-        bytemuck::Zeroable::zeroed()
-    }
-
-    fn fields(state: &Sim) -> &[f32] {
-        state.flat()
-    }
-
-    fn fields_mut(state: &mut Sim) -> &mut [f32] {
-        state.flat_mut()
-    }
-
     fn draw(&self, rng: &mut EnvRng, options: ResetOptions) -> Result<Sim> {
-        crate::no_options(options)?;
+        crate::Manipulation::no_options(options)?;
         Ok(self.start(&task::draw_start(&self.settings, rng)))
     }
 

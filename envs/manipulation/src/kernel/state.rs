@@ -65,18 +65,6 @@ pub struct Sim {
     pub contact_impulse: [[f32; 3]; SLOTS],
 }
 
-impl Sim {
-    /// The fields as one flat slice, in declaration order.
-    pub fn flat(&self) -> &[f32] {
-        bytemuck::cast_slice(std::slice::from_ref(self))
-    }
-
-    /// The fields as one mutable flat slice.
-    pub fn flat_mut(&mut self) -> &mut [f32] {
-        bytemuck::cast_slice_mut(std::slice::from_mut(self))
-    }
-}
-
 /// Serde of the impulses as a list (serde's arrays stop at 32).
 mod triples {
     use super::SLOTS;

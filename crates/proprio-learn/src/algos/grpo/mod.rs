@@ -522,7 +522,7 @@ pub fn token_ppo_defaults(_: &Space) -> Result<Value> {
 /// The learner a run describes: a transformer for token answers, an MLP for control.
 pub fn build(info: &RunInfo) -> Result<Box<dyn Learner>> {
     let cfg: GrpoConfig = parse_config(&info.config)?;
-    let device = info.backend.device()?;
+    let device = info.device.device()?;
     let spec = proprio::registry().spec(&info.env.id, &info.env.config)?;
     let envs = GroupEnvs::from(info.env.clone());
     Ok(match spec.action_space {

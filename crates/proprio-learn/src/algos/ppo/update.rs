@@ -126,7 +126,7 @@ pub fn losses(
 /// A device that cannot hold or run the rollout (e.g. a pixel batch past the GPU's largest buffer) fails with its cause and the rollout's size.
 fn rollout_failed(e: &impl std::fmt::Display, batch: &Batch) -> LearnError {
     let [rows, width] = batch.obs.dims();
-    LearnError::Backend(format!(
+    LearnError::Device(format!(
         "the PPO update failed on the network device: {} (the rollout holds {rows} observations of {width} values, {:.1} GB; lower num_envs or num_steps, or use --device cpu)",
         root_cause(&e.to_string()),
         (rows * width * 4) as f64 / 1e9

@@ -1,15 +1,10 @@
-//! The CPU backend: [`DroneModel`] steps one drone; [`proprio_core::ChunkedKernel`]
-//! runs N of them in chunked struct-of-arrays storage, whole chunks per worker thread.
+//! [`DroneModel`]: one drone task's physics and rules on one [`Drone`];
+//! [`proprio_core::ChunkedKernel`] runs N of them on CPU threads, `gpu/shader.wgsl` on a GPU.
 
 use crate::config::Settings;
 use crate::state::Drone;
 use crate::task::{self, write_info};
-use proprio_core::{
-    ChunkedKernel, ChunkedModel, EnvRng, Info, ResetOptions, Result, Scene, Stepped,
-};
-
-/// Steps N drone envs on CPU threads.
-pub type CpuKernel = ChunkedKernel<DroneModel>;
+use proprio_core::{ChunkedModel, EnvRng, Family, Info, ResetOptions, Result, Scene, Stepped};
 
 /// One drone task's physics and rules on a [`Drone`].
 pub struct DroneModel {
@@ -31,20 +26,8 @@ impl DroneModel {
 impl ChunkedModel for DroneModel {
     type State = Drone;
 
-    fn zeroed() -> Drone {
-        bytemuck::Zeroable::zeroed()
-    }
-
-    fn fields(state: &Drone) -> &[f32] {
-        state.flat()
-    }
-
-    fn fields_mut(state: &mut Drone) -> &mut [f32] {
-        state.flat_mut()
-    }
-
     fn draw(&self, rng: &mut EnvRng, options: ResetOptions) -> Result<Drone> {
-        crate::no_options(options)?;
+        crate::Drones::no_options(options)?;
         Ok(task::draw(&self.settings, rng))
     }
 

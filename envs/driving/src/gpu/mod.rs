@@ -1,4 +1,4 @@
-//! The GPU backend: [`DrivingModel`] as a WGSL compute shader (`world.wgsl`
+//! The GPU twin: [`DrivingModel`] as a WGSL compute shader (`world.wgsl`
 //! then `task.wgsl`, their constants generated here from the Rust values so
 //! the two sides cannot drift apart), run by [`proprio_gpu::ChunkedGpuKernel`]:
 //! one dispatch per control step for all envs, traffic included.
@@ -9,12 +9,9 @@ use crate::task::{self, Crash, StepResult};
 use crate::{DrivingModel, controller, highway, params as p, parking, racing, road, traffic};
 use bytemuck::{Pod, Zeroable};
 use proprio_core::Info;
-use proprio_gpu::{ChunkedGpuKernel, GpuModel};
+use proprio_gpu::GpuModel;
 use std::fmt::Write;
 use std::mem::offset_of;
-
-/// Steps N driving envs on a GPU through wgpu.
-pub type GpuKernel = ChunkedGpuKernel<DrivingModel>;
 
 /// The parameter block of the shader (a read-only storage buffer, as the drones').
 #[repr(C)]

@@ -2,34 +2,15 @@
 //! multibody driven by PD position motors, and up to four cubes, with the
 //! handles to those parts.
 
-use crate::robot::PANDA_URDF;
-use crate::world::Physics;
+use super::world::{Parts, Physics};
+use crate::panda::{
+    BASE, CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, MAX_CUBES, MOVING_JOINTS, PANDA_URDF, TABLE_FRICTION,
+    TABLE_HALF,
+};
 use glam::{Quat, Vec3};
 use rapier3d::prelude::*;
 use rapier3d_urdf::{UrdfLoaderOptions, UrdfMultibodyOptions, UrdfRobot};
 
-/// The hand pointing down (a half turn about x): the reference of its observed orientation.
-pub const HAND_DOWN: Quat = Quat::from_xyzw(1.0, 0.0, 0.0, 0.0);
-
-/// PD gains of the arm joints (stiffness N·m/rad, damping N·m·s/rad), torque
-/// capped at each joint's effort limit.
-pub const ARM_GAINS: (f32, f32) = (4000.0, 400.0);
-/// PD gains of the finger joints (N/m, N·s/m), force capped at the URDF's 70 N.
-pub const FINGER_GAINS: (f32, f32) = (1000.0, 30.0);
-/// Half extents of the table top, m; its surface is the plane z = 0.
-pub const TABLE_HALF: [f32; 3] = [0.8, 0.6, 0.02];
-/// Where the robot base stands on the table, m.
-pub const BASE: [f32; 3] = [-0.615, 0.0, 0.0];
-/// The usual rest pose: gripper down above the table centre.
-pub const READY: [f32; 7] = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785];
-/// Half the edge of every cube, m (ManiSkill's 4 cm cubes).
-pub const CUBE_HALF: f32 = 0.02;
-/// Cube density, kg/m³ (water): a 4 cm cube weighs 64 g.
-pub const CUBE_DENSITY: f32 = 1000.0;
-/// Friction coefficient of cubes and fingertips (rubber pads on wood).
-pub const GRIP_FRICTION: f32 = 1.0;
-/// Friction coefficient of the table top.
-pub const TABLE_FRICTION: f32 = 0.5;
 /// Contact stiffness (natural frequency Hz, damping ratio). rapier's default
 /// (30 Hz, ζ = 10) lets a 20 N grip sink 3 cm into a 64 g cube; this keeps it near 1 mm.
 pub const CONTACT_SOFTNESS: SpringCoefficients<f32> = SpringCoefficients {
@@ -40,30 +21,6 @@ pub const CONTACT_SOFTNESS: SpringCoefficients<f32> = SpringCoefficients {
 /// mass matrix is rebuilt every substep, the largest cost of a step, and 2
 /// keep grasps and stacks steady at 60 Hz.
 pub const SOLVER_SUBSTEPS: usize = 2;
-/// Most cubes in a scene.
-pub const MAX_CUBES: usize = 4;
-
-/// Each cube's name and colour, by index (stack's A is red, B blue; instructions name them).
-pub const CUBE_COLOURS: [(&str, [f32; 4]); MAX_CUBES] = [
-    ("red", [0.85, 0.20, 0.15, 1.0]),
-    ("blue", [0.15, 0.35, 0.85, 1.0]),
-    ("green", [0.20, 0.70, 0.25, 1.0]),
-    ("yellow", [0.95, 0.80, 0.15, 1.0]),
-];
-
-/// The moving joints, in the order of targets and positions: 7 arm joints, 2 fingers.
-pub const MOVING_JOINTS: [&str; 9] = [
-    "panda_joint1",
-    "panda_joint2",
-    "panda_joint3",
-    "panda_joint4",
-    "panda_joint5",
-    "panda_joint6",
-    "panda_joint7",
-    "panda_finger_joint1",
-    "panda_finger_joint2",
-];
-
 const ROBOT: Group = Group::GROUP_1;
 const TABLE: Group = Group::GROUP_2;
 const OBJECT: Group = Group::GROUP_3;
@@ -72,25 +29,6 @@ const OBJECT: Group = Group::GROUP_3;
 #[derive(Debug, thiserror::Error)]
 #[error("cannot build the scene: {0}")]
 pub struct SceneError(pub String);
-
-/// Handles to the parts of a scene, the same in every clone of it.
-#[derive(Debug, Clone, Copy)]
-pub struct Parts {
-    /// Multibody joint of each moving joint: 7 arm joints, then the 2 fingers.
-    pub(crate) joints: [MultibodyJointHandle; 9],
-    /// Link index of each moving joint in the arm's multibody.
-    pub(crate) links: [usize; 9],
-    /// Effort limit of each moving joint (N·m or N), from the URDF.
-    pub(crate) efforts: [f32; 9],
-    /// Speed limit of each moving joint (rad/s or m/s), from the URDF.
-    pub(crate) speeds: [f32; 9],
-    pub(crate) hand: RigidBodyHandle,
-    pub(crate) fingers: [ColliderHandle; 2],
-    pub(crate) cubes: [Option<(RigidBodyHandle, ColliderHandle)>; MAX_CUBES],
-    /// Number of bodies and colliders in the scene.
-    pub(crate) bodies: usize,
-    pub(crate) colliders: usize,
-}
 
 /// A template world (arm at zero joint angles, cubes parked) and its parts.
 pub struct Scene {
@@ -258,12 +196,5 @@ impl Scene {
         }
         physics.set_targets(&self.parts, q);
         physics
-    }
-}
-
-impl Parts {
-    /// Number of cubes in the scene.
-    pub fn cube_count(&self) -> usize {
-        self.cubes.iter().flatten().count()
     }
 }

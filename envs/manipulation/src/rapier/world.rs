@@ -2,14 +2,29 @@
 //! snapshot saves, bit for bit) with the queries tasks ask of it; [`World`]
 //! adds the pipeline workspaces that do not.
 
-use crate::robot::TCP_OFFSET;
-use crate::scene::{ARM_GAINS, FINGER_GAINS, Parts};
+use crate::panda::{ARM_GAINS, BodyState, FINGER_GAINS, MAX_CUBES, TCP_OFFSET, TOUCH};
 use glam::{Quat, Vec3};
 use rapier3d::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// Colliders closer than this count as touching, m.
-pub const TOUCH: f32 = 0.002;
+/// Handles to the parts of a scene, the same in every clone of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Parts {
+    /// Multibody joint of each moving joint: 7 arm joints, then the 2 fingers.
+    pub(crate) joints: [MultibodyJointHandle; 9],
+    /// Link index of each moving joint in the arm's multibody.
+    pub(crate) links: [usize; 9],
+    /// Effort limit of each moving joint (N·m or N), from the URDF.
+    pub(crate) efforts: [f32; 9],
+    /// Speed limit of each moving joint (rad/s or m/s), from the URDF.
+    pub(crate) speeds: [f32; 9],
+    pub(crate) hand: RigidBodyHandle,
+    pub(crate) fingers: [ColliderHandle; 2],
+    pub(crate) cubes: [Option<(RigidBodyHandle, ColliderHandle)>; MAX_CUBES],
+    /// Number of bodies and colliders in the scene.
+    pub(crate) bodies: usize,
+    pub(crate) colliders: usize,
+}
 
 /// Everything that evolves in one world: restoring it continues bit-identically.
 #[derive(Clone, Serialize, Deserialize)]
@@ -46,18 +61,6 @@ pub struct World {
     ccd: CCDSolver,
 }
 
-/// Pose and velocity of a rigid body in the world frame.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BodyState {
-    /// Position, m.
-    pub position: Vec3,
-    /// Orientation.
-    pub rotation: Quat,
-    /// Linear velocity, m/s.
-    pub linvel: Vec3,
-    /// Angular velocity, rad/s.
-    pub angvel: Vec3,
-}
 
 impl World {
     /// A world that continues from `physics`.
@@ -366,5 +369,12 @@ impl Physics {
             body.set_linvel(linvel, true);
             body.set_angvel(angvel, true);
         }
+    }
+}
+
+impl Parts {
+    /// Number of cubes in the scene.
+    pub fn cube_count(&self) -> usize {
+        self.cubes.iter().flatten().count()
     }
 }

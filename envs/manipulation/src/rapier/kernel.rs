@@ -4,10 +4,12 @@
 
 use crate::config::Settings;
 use crate::controller::ArmController;
-use crate::scene::Scene;
-use crate::task::{self, BlowUp, Rapier, TaskState, write_info};
-use crate::world::{Physics, World};
+use super::scene::Scene;
+use super::task::{self as rapier_task, Rapier};
+use crate::task::{self, BlowUp, TaskState, write_info};
+use super::world::{Physics, World};
 use proprio_core::{
+    Family,
     Batch, EnvRng, EnvSpec, Error, Kernel, MAX_THREADS, ResetOptions, Result, Rows, WorkerPool,
     command,
 };
@@ -58,7 +60,7 @@ struct Shared {
 }
 
 /// Steps N manipulation envs on CPU threads.
-pub struct CpuKernel {
+pub struct RapierKernel {
     spec: Arc<EnvSpec>,
     shared: Shared,
     slots: Vec<Slot>,
@@ -130,7 +132,7 @@ impl<'a> Part<'a> {
                 );
             } else {
                 let action = &self.actions[k * dim..(k + 1) * dim];
-                let out = task::control_step(
+                let out = rapier_task::control_step(
                     s,
                     parts,
                     &shared.controller,
@@ -185,7 +187,7 @@ fn start(slot: &mut Slot, staged: &mut ManipState) {
     slot.task = staged.task;
 }
 
-impl CpuKernel {
+impl RapierKernel {
     /// `num_envs` envs of `spec` on `threads` worker threads.
     pub fn new(
         spec: Arc<EnvSpec>,
@@ -205,7 +207,7 @@ impl CpuKernel {
             controller,
         };
         let blank = || {
-            let (physics, task) = task::draw(
+            let (physics, task) = rapier_task::draw(
                 &settings,
                 &shared.scene,
                 &shared.controller,
@@ -236,7 +238,7 @@ impl CpuKernel {
     }
 }
 
-impl Kernel for CpuKernel {
+impl Kernel for RapierKernel {
     type State = ManipState;
 
     fn spec(&self) -> &EnvSpec {
@@ -248,8 +250,8 @@ impl Kernel for CpuKernel {
     }
 
     fn draw(&self, rng: &mut EnvRng, options: ResetOptions) -> Result<ManipState> {
-        crate::no_options(options)?;
-        let (physics, task) = task::draw(
+        crate::Manipulation::no_options(options)?;
+        let (physics, task) = rapier_task::draw(
             &self.shared.settings,
             &self.shared.scene,
             &self.shared.controller,
@@ -294,7 +296,7 @@ impl Kernel for CpuKernel {
     fn scene(&self, env: usize, scene: &mut proprio_core::Scene) -> Result<()> {
         let slot = &self.slots[env];
         let shared = &self.shared;
-        crate::visuals::manipulation(
+        super::visuals::manipulation(
             &shared.settings,
             slot.world.physics(),
             shared.scene.parts(),

@@ -4,7 +4,7 @@
 //! envs (physics substeps, rewards, resets of finished envs).
 
 use crate::config::{ActionMode, Settings};
-use crate::cpu::DroneModel;
+use crate::model::DroneModel;
 use crate::params::{
     BODY_RADIUS, DRAG, GRAVITY, INERTIA, KF, KM, MASS, MAX_RATE, RATE_GAIN, RPM_TO_RAD,
     THRUST_TO_WEIGHT, max_rpm, motor_xy,
@@ -13,12 +13,9 @@ use crate::state::Drone;
 use crate::task::{self, Crash, StepResult, write_info};
 use bytemuck::{Pod, Zeroable};
 use proprio_core::Info;
-use proprio_gpu::{ChunkedGpuKernel, GpuModel};
+use proprio_gpu::GpuModel;
 use std::fmt::Write;
 use std::mem::offset_of;
-
-/// Steps N drone envs on a GPU through wgpu.
-pub type GpuKernel = ChunkedGpuKernel<DroneModel>;
 
 /// The parameter block of `shader.wgsl`: a read-only storage buffer, not a
 /// uniform one (lavapipe inlines uniform values and recompiled the shader on

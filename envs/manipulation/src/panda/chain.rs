@@ -1,11 +1,11 @@
 //! The Panda's kinematic chain, read from its URDF: forward kinematics,
 //! geometric Jacobian and a damped-least-squares IK step.
 
-use crate::linalg::{MAX, solve_damped};
+use super::linalg::{MAX, solve_damped};
 use glam::{DAffine3, DQuat, DVec3};
 
 /// The robot description shipped with Proprio.
-pub const PANDA_URDF: &str = include_str!("../../../assets/robots/panda.urdf");
+pub const PANDA_URDF: &str = include_str!("../../../../assets/robots/panda.urdf");
 
 /// The tool centre point in the hand frame: between the fingertips, m.
 pub const TCP_OFFSET: DVec3 = DVec3::new(0.0, 0.0, 0.1034);
