@@ -19,7 +19,10 @@ fn registry() -> Registry {
 #[test]
 fn a_constant_push_without_friction_moves_the_puck_as_newton_says() {
     let mut env = registry()
-        .make("puck/slide-v0", &json!({"friction": 0.0, "physics_hz": 1000}))
+        .make(
+            "puck/slide-v0",
+            &json!({"friction": 0.0, "physics_hz": 1000}),
+        )
         .unwrap();
     let (obs, _) = env.reset(Some(1), None).unwrap();
     let (x0, v0) = (obs[0], obs[1]);
@@ -59,7 +62,10 @@ fn friction_brings_a_coasting_puck_to_rest_exponentially() {
     }
     // v' = −(c/m) v: after 0.5 s, v1·e^(−2·0.5), within the integrator's 1%.
     let expected = v1 * (-1.0f32).exp();
-    assert!((v - expected).abs() < 0.01 * v1.abs(), "v {v}, expected {expected}");
+    assert!(
+        (v - expected).abs() < 0.01 * v1.abs(),
+        "v {v}, expected {expected}"
+    );
 }
 
 #[test]
@@ -78,7 +84,10 @@ fn bad_configs_and_backends_are_clear_errors() {
         .to_string();
     assert!(err.contains("unknown field"), "{err}");
     let spec = r.spec("puck/slide-v0", &Value::Null).unwrap();
-    assert_eq!(spec.config["physics_hz"], 100, "the spec spells out the defaults");
+    assert_eq!(
+        spec.config["physics_hz"], 100,
+        "the spec spells out the defaults"
+    );
 }
 
 #[test]
@@ -98,7 +107,10 @@ fn the_scripted_pusher_stops_the_puck_at_its_goal() {
         venv.step(&actions).unwrap();
         successes += venv.batch().terminated.iter().filter(|&&t| t).count();
     }
-    assert!(successes >= 64, "{successes} successes in 100 steps of 64 envs");
+    assert!(
+        successes >= 64,
+        "{successes} successes in 100 steps of 64 envs"
+    );
 }
 
 #[test]
@@ -106,7 +118,9 @@ fn gpu_twin_matches_the_cpu_model() {
     let Some(mut pair) = Pair::new(&registry(), "puck/slide-v0", &Value::Null, 130) else {
         return;
     };
-    let mut agent = registry().scripted("puck/slide-v0", pair.cpu.spec()).unwrap();
+    let mut agent = registry()
+        .scripted("puck/slide-v0", pair.cpu.spec())
+        .unwrap();
     let mut rng = episode_rng(1, 0, 0);
     let (mut ends, mut worst) = (0, 0.0f32);
     let act = |batch: &Batch, actions: &mut [f32]| {
@@ -126,7 +140,10 @@ fn gpu_twin_matches_the_cpu_model() {
         for i in (0..130).filter(|i| !flipped.contains(i)) {
             for (a, b) in c.obs(i).iter().zip(g.obs(i)) {
                 worst = worst.max((a - b).abs());
-                assert!(close(*a, *b, 1e-5), "step {step}, env {i}: cpu {a}, gpu {b}");
+                assert!(
+                    close(*a, *b, 1e-5),
+                    "step {step}, env {i}: cpu {a}, gpu {b}"
+                );
             }
             assert!(close(c.reward[i], g.reward[i], 1e-5));
             let distance = |b: &Batch| b.infos[i].get("distance").unwrap_or(f64::NAN) as f32;
@@ -135,7 +152,12 @@ fn gpu_twin_matches_the_cpu_model() {
         }
         flipped
     });
-    eprintln!("puck: 300 steps x 130 envs agree within 1e-5 (worst {worst:.1e}); {ends} episodes ended, {flips} flips re-synced");
-    assert!(ends >= 130, "autoreset barely exercised: {ends} episodes ended");
+    eprintln!(
+        "puck: 300 steps x 130 envs agree within 1e-5 (worst {worst:.1e}); {ends} episodes ended, {flips} flips re-synced"
+    );
+    assert!(
+        ends >= 130,
+        "autoreset barely exercised: {ends} episodes ended"
+    );
     assert!(flips * 100 <= ends, "{flips} flips in {ends} episodes");
 }

@@ -8,7 +8,7 @@
 use bytemuck::{Pod, Zeroable};
 use proprio_core::rand::RngExt;
 use proprio_core::{
-    Agent, ActMode, ChunkedModel, EnvEntry, EnvRng, Family, Info, Pose, Registry, ResetOptions,
+    ActMode, Agent, ChunkedModel, EnvEntry, EnvRng, Family, Info, Pose, Registry, ResetOptions,
     Result, Scene, Shape, Space, Stepped, Visual, family,
 };
 use proprio_gpu::GpuModel;
@@ -140,9 +140,11 @@ impl ChunkedModel for PuckModel {
             .bodies
             .push(Visual::new(puck, at(p.x, 0.02), [0.2, 0.3, 0.8, 1.0]));
         let goal = Shape::Sphere { radius: RADIUS };
-        scene
-            .markers
-            .push(Visual::new(goal, at(p.goal, 0.02), [0.15, 0.85, 0.25, 0.45]));
+        scene.markers.push(Visual::new(
+            goal,
+            at(p.goal, 0.02),
+            [0.15, 0.85, 0.25, 0.45],
+        ));
     }
 }
 
@@ -240,9 +242,12 @@ impl Family for Pucks {
 
     fn settings(_: (), c: &PuckConfig, _: Option<u64>) -> std::result::Result<PuckModel, String> {
         if !(c.friction.is_finite() && c.friction >= 0.0) {
-            return Err(format!("friction must be finite and >= 0, got {}", c.friction));
+            return Err(format!(
+                "friction must be finite and >= 0, got {}",
+                c.friction
+            ));
         }
-        if c.physics_hz == 0 || c.physics_hz % 20 != 0 || c.physics_hz > 2000 {
+        if c.physics_hz == 0 || !c.physics_hz.is_multiple_of(20) || c.physics_hz > 2000 {
             return Err(format!(
                 "physics_hz must be a multiple of the 20 Hz control rate up to 2000, got {}",
                 c.physics_hz

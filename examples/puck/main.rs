@@ -44,7 +44,9 @@ fn run() -> Result<(), String> {
     let mut venv = registry
         .make_vec(id, envs, &null, options)
         .map_err(|e| e.to_string())?;
-    let mut agent = registry.scripted(id, venv.spec()).map_err(|e| e.to_string())?;
+    let mut agent = registry
+        .scripted(id, venv.spec())
+        .map_err(|e| e.to_string())?;
     let mut actions = vec![0.0; envs];
     venv.reset(Some(0), None).map_err(|e| e.to_string())?;
     let (mut ended, mut successes) = (0usize, 0usize);

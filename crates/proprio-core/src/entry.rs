@@ -124,4 +124,3 @@ pub fn entry_spec<C: Serialize>(
         config,
     }))
 }
-

@@ -71,7 +71,11 @@ pub trait Family: 'static {
         model_vec_env::<Self>(entry, spec, settings, n, options)
     }
     /// One env; override with [`Family::make_vec`].
-    fn make(entry: &EnvEntry, spec: Arc<EnvSpec>, settings: Self::Settings) -> Result<Box<dyn Env>> {
+    fn make(
+        entry: &EnvEntry,
+        spec: Arc<EnvSpec>,
+        settings: Self::Settings,
+    ) -> Result<Box<dyn Env>> {
         let _ = entry;
         model_env::<Self>(spec, settings)
     }
@@ -106,7 +110,10 @@ pub fn model_vec_env<F: Family + ?Sized>(
 }
 
 /// One env of the family's model on the CPU.
-pub fn model_env<F: Family + ?Sized>(spec: Arc<EnvSpec>, settings: F::Settings) -> Result<Box<dyn Env>> {
+pub fn model_env<F: Family + ?Sized>(
+    spec: Arc<EnvSpec>,
+    settings: F::Settings,
+) -> Result<Box<dyn Env>> {
     let kernel = ChunkedKernel::new(spec, F::model(settings)?, 1, 1)?;
     Ok(Box::new(KernelEnv::new(kernel)?))
 }

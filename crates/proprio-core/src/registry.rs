@@ -1,9 +1,9 @@
 //! The registry: `make("classic/cartpole-v1", config)` for single and batched envs.
 
 use crate::agent::Agent;
+use crate::entry::{self, EnvEntry, split_config};
 use crate::env::{Env, EnvSpec};
 use crate::error::{Error, Result};
-use crate::entry::{self, EnvEntry, split_config};
 use crate::memory;
 use crate::task::{Task, TaskEnv};
 use crate::threaded::ThreadedVecEnv;

@@ -16,8 +16,8 @@
 
 use proprio_core::chunked::{self, CHUNK, ChunkedModel};
 use proprio_core::{
-    AutoresetMode, Batch, EnvRng, EnvSpec, Error, Info, Kernel, KernelVecEnv, ResetOptions,
-    Result, Scene, VecEnv, command,
+    AutoresetMode, Batch, EnvRng, EnvSpec, Error, Info, Kernel, KernelVecEnv, ResetOptions, Result,
+    Scene, VecEnv, command,
 };
 use std::sync::Arc;
 use std::sync::mpsc;

@@ -3,8 +3,8 @@
 
 use crate::config::{ActionMode, Settings};
 use crate::road;
-use crate::state::Car;
 use crate::rules::{Crash, ROAD_FEATURES, StepResult, carl_factors, nearest, road_features};
+use crate::state::Car;
 use crate::traffic::{field, lane_centre, lane_of};
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;

@@ -3,8 +3,8 @@
 
 use crate::config::Settings;
 use crate::road;
-use crate::state::Car;
 use crate::rules::{Crash, StepResult, carl_factors};
+use crate::state::Car;
 use crate::traffic::lane_centre;
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;

@@ -6,8 +6,8 @@
 use crate::config::Settings;
 use crate::params::{LENGTH, WIDTH};
 use crate::road::wrap;
-use crate::state::{Car, MAX_OTHERS};
 use crate::rules::{Crash, StepResult, nearest};
+use crate::state::{Car, MAX_OTHERS};
 use crate::traffic::{self, field};
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;

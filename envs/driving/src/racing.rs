@@ -4,8 +4,8 @@
 use crate::config::Settings;
 use crate::params::WIDTH;
 use crate::road;
-use crate::state::Car;
 use crate::rules::{Crash, StepResult, half_width};
+use crate::state::Car;
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;
 

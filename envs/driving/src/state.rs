@@ -84,7 +84,6 @@ pub struct Car {
 }
 
 impl Car {
-
     /// The segments of the road in use.
     pub fn road(&self) -> &[Segment] {
         &self.segments[..(self.num_segments as usize).min(MAX_SEGMENTS)]

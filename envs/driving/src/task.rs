@@ -7,12 +7,12 @@ use crate::config::{ActionMode, Settings, TaskKind};
 use crate::controller::{self, meta};
 use crate::params::WIDTH;
 use crate::road::{self, Frenet};
-use crate::state::Car;
-use crate::{highway, lane_keep, parking, racing, traffic, vehicle};
 pub use crate::rules::{
     COMFORT_ACCEL, COMFORT_LATERAL, CRASH_REWARD, Crash, EDGE_TOLERANCE, LOOK_AHEAD, ROAD_FEATURES,
     StepResult, carl_factors, half_width, nearest, road_features, write_info,
 };
+use crate::state::Car;
+use crate::{highway, lane_keep, parking, racing, traffic, vehicle};
 use proprio_core::EnvRng;
 
 /// Observation length of a task.
@@ -167,7 +167,6 @@ pub fn observe(c: &Car, s: &Settings, obs: &mut [f32]) {
         TaskKind::Parking => parking::observe(c, obs),
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -9,6 +9,7 @@
 mod config;
 pub mod dynamics;
 mod entries;
+mod family;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod model;
@@ -20,81 +21,14 @@ mod visuals;
 
 pub use config::{ActionMode, DroneConfig, MAX_POINTS, Randomize, Settings, Start, TaskKind, Wind};
 pub use entries::{GATES, HOVER, WAYPOINTS};
+pub use family::Drones;
 pub use model::DroneModel;
 pub use scripted::Cascade;
 pub use state::{CHUNK, Drone, LEN};
 
-use proprio_core::{Agent, EnvEntry, Family, Registry, Result, Space, Teleop, family};
-
-/// The drone family.
-pub struct Drones;
-
-impl Family for Drones {
-    type Config = DroneConfig;
-    type Task = TaskKind;
-    type Settings = Settings;
-    type Model = DroneModel;
-    const CRATE: &'static str = "proprio-drones";
-    const NOUN: &'static str = "drone";
-    const START_HINT: &'static str = " (configure the start with the `start` config key)";
-    #[cfg(feature = "gpu")]
-    const GPU: Option<family::GpuVecEnv<DroneModel>> = Some(proprio_gpu::vec_env::<DroneModel>);
-
-    fn entries() -> Vec<(EnvEntry, TaskKind)> {
-        vec![
-            (HOVER, TaskKind::Hover),
-            (WAYPOINTS, TaskKind::Waypoints),
-            (GATES, TaskKind::Gates),
-        ]
-    }
-
-    fn defaults(task: TaskKind) -> DroneConfig {
-        DroneConfig::defaults_for(task)
-    }
-
-    fn settings(task: TaskKind, config: &DroneConfig, _: Option<u64>) -> Result<Settings, String> {
-        Settings::new(task, config)
-    }
-
-    fn spaces(task: TaskKind, _: &Settings) -> (Space, Space) {
-        let dim = task::obs_dim(task);
-        let mut low = vec![f32::NEG_INFINITY; dim];
-        let mut high = vec![f32::INFINITY; dim];
-        for i in (3..12).chain(18..22) {
-            (low[i], high[i]) = (-1.0, 1.0);
-        }
-        (Space::Box { low, high }, Space::uniform_box(4, -1.0, 1.0))
-    }
-
-    fn substeps(settings: &Settings) -> u32 {
-        settings.substeps
-    }
-
-    fn model(settings: Settings) -> proprio_core::Result<DroneModel> {
-        Ok(DroneModel::new(settings))
-    }
-
-    fn scripted(settings: Settings) -> proprio_core::Result<Box<dyn Agent + Send>> {
-        Ok(Box::new(Cascade::new(settings)))
-    }
-
-    fn teleop(settings: &Settings) -> Teleop {
-        match settings.action {
-            // A game pad's layout: A/D roll, S/W thrust, Q/E yaw, J/L pitch.
-            ActionMode::ThrustRates => Teleop {
-                labels: vec!["thrust", "roll rate", "pitch rate", "yaw rate"],
-                slots: vec![1, 0, 3, 2],
-                ..Teleop::default()
-            },
-            ActionMode::Motors => Teleop {
-                labels: vec!["motor 1", "motor 2", "motor 3", "motor 4"],
-                ..Teleop::default()
-            },
-        }
-    }
-}
+use proprio_core::Registry;
 
 /// Registers the three drone tasks and their scripted controller.
 pub fn register(registry: &mut Registry) {
-    family::register::<Drones>(registry);
+    proprio_core::family::register::<Drones>(registry);
 }

@@ -62,10 +62,12 @@ pub const LEN: usize = std::mem::size_of::<Drone>() / 4;
 pub use proprio_core::chunked::CHUNK;
 
 impl Drone {
-
     /// Rejects states no episode can reach: non-finite values, a quaternion far from unit length.
     pub fn check(&self) -> Result<(), String> {
-        if let Some(f) = proprio_core::chunked::fields(self).iter().position(|v| !v.is_finite()) {
+        if let Some(f) = proprio_core::chunked::fields(self)
+            .iter()
+            .position(|v| !v.is_finite())
+        {
             return Err(format!("field {f} of the drone state is not finite"));
         }
         let q = self.quat;

@@ -13,9 +13,7 @@
 use proprio_core::parity::{Pair, close, gpu_or_skip, relative};
 use proprio_core::rand::RngExt;
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{
-    ActMode, AutoresetMode, Batch, Family, Registry, VecEnv, episode_rng, family,
-};
+use proprio_core::{ActMode, AutoresetMode, Batch, Family, Registry, VecEnv, episode_rng, family};
 use proprio_drones::{DroneModel, Drones};
 
 const STEPS: usize = 600;
@@ -148,8 +146,9 @@ fn observations_can_stay_on_the_device() {
     let (settings, spec) =
         family::settings::<Drones>(&entry, proprio_drones::TaskKind::Hover, &Value::Null).unwrap();
     let model = Drones::model(settings).unwrap();
-    let Some(kernel) = gpu_or_skip(proprio_gpu::ChunkedGpuKernel::<DroneModel>::new(spec, model, 70))
-    else {
+    let Some(kernel) = gpu_or_skip(proprio_gpu::ChunkedGpuKernel::<DroneModel>::new(
+        spec, model, 70,
+    )) else {
         return;
     };
     eprintln!("adapter: {}", kernel.adapter());

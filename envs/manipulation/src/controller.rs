@@ -3,8 +3,8 @@
 //! and `pd_ee_delta_pos_yaw`).
 
 use crate::config::ControlMode;
-use crate::panda::{Chain, RobotError};
 use crate::panda::{BASE, HAND_DOWN};
+use crate::panda::{Chain, RobotError};
 use glam::{DQuat, DVec3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 

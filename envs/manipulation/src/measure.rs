@@ -4,8 +4,8 @@
 
 use crate::controller::ControlState;
 use crate::instruct::Instruction;
-use crate::panda::CUBE_HALF;
 use crate::panda::BodyState;
+use crate::panda::CUBE_HALF;
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 

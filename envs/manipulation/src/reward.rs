@@ -9,8 +9,8 @@ use crate::instruct::{Instruction, lifted, pushed_to};
 use crate::measure::{
     Measure, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, TaskState,
 };
-use crate::panda::CUBE_HALF;
 use crate::panda::BodyState;
+use crate::panda::CUBE_HALF;
 use glam::Vec3;
 
 /// Stage weights of pick-cube (ManiSkill's): reach, grasp, place, static; success scores their sum.

@@ -7,8 +7,8 @@ use crate::instruct::{self, INSTRUCTION_TOKENS, Instruction};
 pub use crate::measure::{
     Measure, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, TaskState,
 };
-use crate::reward::{Progress, hold_steps, progress};
 use crate::panda::{BodyState, CUBE_HALF, MAX_CUBES, READY};
+use crate::reward::{Progress, hold_steps, progress};
 use glam::{Quat, Vec3};
 use proprio_core::rand::RngExt;
 use proprio_core::{EnvRng, Info};

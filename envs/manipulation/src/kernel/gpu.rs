@@ -13,13 +13,13 @@ use crate::config::{ControlMode, TaskKind};
 use crate::controller::IK_ITERATIONS;
 use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT};
 use crate::instruct::{INSTRUCTION_TOKENS, Instruction, LIFT, SIDE_LINE, vocabulary};
-use crate::reward::{PICK_STAGES, SQUEEZE, STACK_STAGES};
+use crate::panda::TOUCH;
 use crate::panda::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
+use crate::reward::{PICK_STAGES, SQUEEZE, STACK_STAGES};
 use crate::task::{
     CUBE_SYMMETRIES, HAND_DOWN, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL,
     WORKSPACE,
 };
-use crate::panda::TOUCH;
 use proprio_core::Info;
 use proprio_gpu::GpuModel;
 use std::mem::offset_of;

@@ -30,12 +30,10 @@ pub use state::{CUBE_FIELDS, CUBES, SLOTS, Sim};
 use crate::config::{Settings, TaskKind};
 use crate::controller::ControlState;
 use crate::instruct::Instruction;
-use crate::task::{self, BlowUp, Measure, Start, TaskState};
 use crate::panda::BodyState;
+use crate::task::{self, BlowUp, Measure, Start, TaskState};
 use glam::{Quat, Vec3};
-use proprio_core::{
-    ChunkedModel, Family, EnvRng, Info, ResetOptions, Result, Scene, Stepped,
-};
+use proprio_core::{ChunkedModel, EnvRng, Family, Info, ResetOptions, Result, Scene, Stepped};
 
 /// Solver steps per physics step: the kernel steps at twice `physics_hz`, as rapier's 2 substeps.
 pub const SOLVER_STEPS: u32 = 1;
@@ -147,7 +145,10 @@ impl KernelModel {
     }
 
     fn blow_up(&self, sim: &Sim) -> BlowUp {
-        if proprio_core::chunked::fields(sim).iter().any(|v| !v.is_finite()) {
+        if proprio_core::chunked::fields(sim)
+            .iter()
+            .any(|v| !v.is_finite())
+        {
             return BlowUp::NonFinite;
         }
         let outside = sim.cubes[..self.settings.cubes]

@@ -5,8 +5,8 @@
 use super::arm::{Arm, BOXES, DOF, Kinematics};
 use super::collide::{self, Motion, Obb, Point};
 use super::state::{CUBE_FIELDS, CUBES, Sim, slot};
-use crate::panda::{CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use crate::panda::TOUCH;
+use crate::panda::{CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use arrayvec::ArrayVec;
 use glam::{Mat3, Quat, Vec3};
 

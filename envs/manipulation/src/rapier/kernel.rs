@@ -2,16 +2,15 @@
 //! a few worlds at a time, and each world is stepped whole by one thread, so
 //! results do not depend on the thread count or on which thread stepped what.
 
-use crate::config::Settings;
-use crate::controller::ArmController;
 use super::scene::Scene;
 use super::task::{self as rapier_task, Rapier};
-use crate::task::{self, BlowUp, TaskState, write_info};
 use super::world::{Physics, World};
+use crate::config::Settings;
+use crate::controller::ArmController;
+use crate::task::{self, BlowUp, TaskState, write_info};
 use proprio_core::{
-    Family,
-    Batch, EnvRng, EnvSpec, Error, Kernel, MAX_THREADS, ResetOptions, Result, Rows, WorkerPool,
-    command,
+    Batch, EnvRng, EnvSpec, Error, Family, Kernel, MAX_THREADS, ResetOptions, Result, Rows,
+    WorkerPool, command,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex, PoisonError};

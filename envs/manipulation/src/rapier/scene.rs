@@ -4,8 +4,8 @@
 
 use super::world::{Parts, Physics};
 use crate::panda::{
-    BASE, CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, MAX_CUBES, MOVING_JOINTS, PANDA_URDF, TABLE_FRICTION,
-    TABLE_HALF,
+    BASE, CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, MAX_CUBES, MOVING_JOINTS, PANDA_URDF,
+    TABLE_FRICTION, TABLE_HALF,
 };
 use glam::{Quat, Vec3};
 use rapier3d::prelude::*;

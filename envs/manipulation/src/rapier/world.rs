@@ -61,7 +61,6 @@ pub struct World {
     ccd: CCDSolver,
 }
 
-
 impl World {
     /// A world that continues from `physics`.
     pub fn from_physics(physics: Physics) -> Self {
