@@ -156,17 +156,18 @@ fn write_info(info: &mut Info, distance: f32, success: Option<bool>) {
     }
 }
 
-/// The shader's parameter block (read-only storage, as every family's).
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct Params {
-    num_envs: u32,
-    obs_dim: u32,
-    substeps: u32,
-    _pad: u32,
-    dt: f32,
-    friction: f32,
-    _pad1: [f32; 2],
+proprio_gpu::params! {
+    /// The shader's parameter block (read-only storage, as every family's).
+    struct Params {
+        num_envs: u32,
+        obs_dim: u32,
+        substeps: u32,
+        _pad: u32,
+        dt: f32,
+        friction: f32,
+        _pad1: f32,
+        _pad2: f32,
+    }
 }
 
 impl GpuModel for PuckModel {
@@ -187,7 +188,11 @@ impl GpuModel for PuckModel {
             ("RADIUS", RADIUS),
             ("STILL", STILL),
         ];
-        proprio_gpu::shader::<PuckModel>(&fields, &scalars, &[include_str!("shader.wgsl")])
+        proprio_gpu::shader::<PuckModel>(
+            &fields,
+            &scalars,
+            &[Params::WGSL, include_str!("shader.wgsl")],
+        )
     }
 
     fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8> {
@@ -198,7 +203,8 @@ impl GpuModel for PuckModel {
             _pad: 0,
             dt: self.dt,
             friction: self.friction,
-            _pad1: [0.0; 2],
+            _pad1: 0.0,
+            _pad2: 0.0,
         };
         bytemuck::bytes_of(&params).to_vec()
     }

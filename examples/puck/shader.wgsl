@@ -1,16 +1,7 @@
 // The puck's GPU twin: the same semi-implicit Euler steps, reward and
 // success as `family.rs`, one invocation per env. proprio-gpu prepends the
-// constants (LEN, CHUNK, F_*, MASS, ...) and its prelude.
-
-struct Params {
-    num_envs: u32,
-    obs_dim: u32,
-    substeps: u32,
-    _pad: u32,
-    dt: f32,
-    friction: f32,
-    _pad1: vec2<f32>,
-}
+// constants (LEN, CHUNK, F_*, MASS, ...), the `Params` block declared in
+// `family.rs` and its prelude.
 
 fn success() -> bool {
     return abs(s[F_X] - s[F_GOAL]) < RADIUS && abs(s[F_V]) < STILL;

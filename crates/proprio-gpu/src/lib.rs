@@ -55,6 +55,31 @@ pub fn shader<M: GpuModel>(
     code.iter().fold(h, |h, c| h + c)
 }
 
+/// Declares a shader's parameter block once: the `#[repr(C)]` Rust struct
+/// (`Pod`, so the caller depends on `bytemuck`) and its WGSL declaration
+/// `WGSL`, which the family passes to [`shader`], so the two cannot drift
+/// apart. Fields are `u32` or `f32`; the author pads the block to 16 bytes.
+#[macro_export]
+macro_rules! params {
+    ($(#[$meta:meta])* struct $name:ident { $($field:ident: $ty:ident),* $(,)? }) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+        struct $name {
+            $($field: $ty),*
+        }
+
+        impl $name {
+            /// The WGSL declaration of this block.
+            const WGSL: &'static str = concat!(
+                "struct ", stringify!($name), " {\n",
+                $("    ", stringify!($field), ": ", stringify!($ty), ",\n",)*
+                "}\n"
+            );
+        }
+    };
+}
+
 /// A batch of `n` envs of `model` on the GPU: a family's [`proprio_core::Family::GPU`].
 pub fn vec_env<M: GpuModel>(
     spec: Arc<EnvSpec>,

@@ -7,28 +7,27 @@ use crate::config::{ActionMode, Settings};
 use crate::state::{Car, MAX_OTHERS, MAX_SEGMENTS};
 use crate::task::{self, Crash, StepResult};
 use crate::{DrivingModel, controller, highway, params as p, parking, racing, road, traffic};
-use bytemuck::{Pod, Zeroable};
 use proprio_core::Info;
 use proprio_gpu::GpuModel;
 use std::fmt::Write;
 use std::mem::offset_of;
 
-/// The parameter block of the shader (a read-only storage buffer, as the drones').
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct Params {
-    num_envs: u32,
-    substeps: u32,
-    task: u32,
-    meta_actions: u32,
-    kinematic: u32,
-    obs_dim: u32,
-    time_limit: u32,
-    _pad0: u32,
-    dt: f32,
-    speed_limit: f32,
-    _pad1: f32,
-    _pad2: f32,
+proprio_gpu::params! {
+    /// The parameter block of the shader (a read-only storage buffer, as the drones').
+    struct Params {
+        num_envs: u32,
+        substeps: u32,
+        task: u32,
+        meta_actions: u32,
+        kinematic: u32,
+        obs_dim: u32,
+        time_limit: u32,
+        _pad0: u32,
+        dt: f32,
+        speed_limit: f32,
+        _pad1: f32,
+        _pad2: f32,
+    }
 }
 
 /// The two shader files with their constants from the Rust values.
@@ -161,6 +160,7 @@ fn shader_source() -> String {
         &counts,
         &scalars,
         &[
+            Params::WGSL,
             &tables,
             include_str!("world.wgsl"),
             include_str!("task.wgsl"),

@@ -3,22 +3,8 @@
 // controller.rs and traffic.rs, mirrored line for line. One invocation per
 // env runs a whole control step; tests/parity.rs holds the CPU and GPU sides
 // together. Constants (LEN, CHUNK, field offsets F_* and O_*, the car's and
-// the traffic's parameters) are prepended by gpu.rs start the Rust values.
-
-struct Params {
-    num_envs: u32,
-    substeps: u32,
-    task: u32,
-    meta_actions: u32,
-    kinematic: u32,
-    obs_dim: u32,
-    time_limit: u32,
-    _pad0: u32,
-    dt: f32,
-    speed_limit: f32,
-    _pad1: f32,
-    _pad2: f32,
-}
+// the traffic's parameters, the `Params` block) are prepended by gpu/mod.rs
+// from the Rust values.
 
 const LANE_KEEP: u32 = 0u;
 const RACING: u32 = 1u;

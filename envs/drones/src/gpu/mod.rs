@@ -11,30 +11,29 @@ use crate::params::{
 };
 use crate::state::Drone;
 use crate::task::{self, Crash, StepResult, write_info};
-use bytemuck::{Pod, Zeroable};
 use proprio_core::Info;
 use proprio_gpu::GpuModel;
 use std::fmt::Write;
 use std::mem::offset_of;
 
-/// The parameter block of `shader.wgsl`: a read-only storage buffer, not a
-/// uniform one (lavapipe inlines uniform values and recompiled the shader on
-/// every dispatch, 3× slower and leaking ~0.5 MB a step).
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable)]
-struct Params {
-    num_envs: u32,
-    substeps: u32,
-    task: u32,
-    action_mode: u32,
-    count: u32,
-    control_hz: u32,
-    obs_dim: u32,
-    _pad0: u32,
-    dt: f32,
-    waypoint_radius: f32,
-    gate_size: f32,
-    _pad1: f32,
+proprio_gpu::params! {
+    /// The parameter block of `shader.wgsl`: a read-only storage buffer, not a
+    /// uniform one (lavapipe inlines uniform values and recompiled the shader on
+    /// every dispatch, 3× slower and leaking ~0.5 MB a step).
+    struct Params {
+        num_envs: u32,
+        substeps: u32,
+        task: u32,
+        action_mode: u32,
+        count: u32,
+        control_hz: u32,
+        obs_dim: u32,
+        _pad0: u32,
+        dt: f32,
+        waypoint_radius: f32,
+        gate_size: f32,
+        _pad1: f32,
+    }
 }
 
 /// The drone shader with its constants from the Rust values, so both backends use identical numbers.
@@ -96,7 +95,11 @@ fn shader_source() -> String {
             v[0], v[1], v[2]
         );
     }
-    proprio_gpu::shader::<DroneModel>(&fields, &scalars, &[&vectors, include_str!("shader.wgsl")])
+    proprio_gpu::shader::<DroneModel>(
+        &fields,
+        &scalars,
+        &[Params::WGSL, &vectors, include_str!("shader.wgsl")],
+    )
 }
 
 impl GpuModel for DroneModel {

@@ -2,23 +2,9 @@
 // control step (every physics substep, crash and gate checks, reward,
 // autoreset, observation). It mirrors dynamics.rs and task.rs line for line;
 // tests/parity.rs holds the two together. Constants (LEN, CHUNK, field
-// offsets F_*, Crazyflie parameters) and proprio-gpu's prelude (bindings,
-// command flags, the state's loads and stores) are prepended by gpu.rs.
-
-struct Params {
-    num_envs: u32,
-    substeps: u32,
-    task: u32,
-    action_mode: u32,
-    count: u32,
-    control_hz: u32,
-    obs_dim: u32,
-    _pad0: u32,
-    dt: f32,
-    waypoint_radius: f32,
-    gate_size: f32,
-    _pad1: f32,
-}
+// offsets F_*, Crazyflie parameters), the `Params` block and proprio-gpu's
+// prelude (bindings, command flags, the state's loads and stores) are
+// prepended by gpu/mod.rs.
 
 fn get3(f: u32) -> vec3<f32> {
     return vec3<f32>(s[f], s[f + 1u], s[f + 2u]);
