@@ -13,7 +13,6 @@ use proprio_core::{
 };
 use proprio_gpu::GpuModel;
 use serde::{Deserialize, Serialize};
-use std::mem::offset_of;
 
 /// The one task.
 pub const SLIDE: EnvEntry = EnvEntry {
@@ -176,12 +175,7 @@ impl GpuModel for PuckModel {
     const NAME: &'static str = "puck";
 
     fn shader(&self) -> String {
-        let fields = [
-            ("F_X", offset_of!(Puck, x) / 4),
-            ("F_V", offset_of!(Puck, v) / 4),
-            ("F_GOAL", offset_of!(Puck, goal) / 4),
-            ("F_PUSH", offset_of!(Puck, push) / 4),
-        ];
+        let fields = proprio_gpu::fields!(Puck: x, v, goal, push);
         let scalars = [
             ("MASS", MASS),
             ("PUSH", PUSH),
@@ -190,6 +184,7 @@ impl GpuModel for PuckModel {
         ];
         proprio_gpu::shader::<PuckModel>(
             &fields,
+            &[],
             &scalars,
             &[Params::WGSL, include_str!("shader.wgsl")],
         )

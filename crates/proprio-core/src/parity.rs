@@ -29,6 +29,27 @@ pub fn differing(cpu: &[f32], gpu: &[f32], dim: usize, tol: f32) -> Vec<bool> {
         .collect()
 }
 
+/// The discrete outcome of env `i`'s step: its flags and the info `keys`
+/// (from its final info when the episode ended), the events that may go
+/// either way on two backends when their trigger is within rounding of a threshold.
+pub fn events<const K: usize>(
+    b: &Batch,
+    i: usize,
+    keys: [&str; K],
+) -> (bool, bool, bool, [Option<f64>; K]) {
+    let info = if b.has_final[i] {
+        &b.final_infos[i]
+    } else {
+        &b.infos[i]
+    };
+    (
+        b.terminated[i],
+        b.truncated[i],
+        b.has_final[i],
+        keys.map(|k| info.get(k)),
+    )
+}
+
 /// `result`, or `None` with a line on stderr when there is no GPU and none is required.
 ///
 /// # Panics

@@ -23,13 +23,24 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use wgpu::util::DeviceExt;
 
+/// The offset in floats of each named field of a state, for [`shader`]'s
+/// `F_*` constants: `fields!(Drone: pos, vel)` is
+/// `[("pos", offset_of!(Drone, pos) / 4), ("vel", ...)]`.
+#[macro_export]
+macro_rules! fields {
+    ($state:ty: $($field:ident),+ $(,)?) => {
+        [$((stringify!($field), ::std::mem::offset_of!($state, $field) / 4)),+]
+    };
+}
+
 /// Builds a family's shader: its constants (`LEN`, `CHUNK`, `OUT_LEN`,
-/// `INFO`, then `counts` as `u32` and `scalars` as `f32`, all from the Rust
-/// values so the two sides cannot drift apart), the shared prelude (bindings,
-/// command flags, the state's loads and stores, the entry point `main` with
-/// the autoreset), then `code`, which defines `Params`, `control_step`,
-/// `observe` and `write_info` (see `prelude.wgsl`).
+/// `INFO`, then each of `fields` as `F_<NAME>`, `counts` as `u32` and
+/// `scalars` as `f32`, all from the Rust values so the two sides cannot drift
+/// apart), the shared prelude (bindings, command flags, the state's loads and
+/// stores, the entry point `main` with the autoreset), then `code`, which
+/// defines `Params`, `control_step`, `observe` and `write_info` (see `prelude.wgsl`).
 pub fn shader<M: GpuModel>(
+    fields: &[(&str, usize)],
     counts: &[(&str, usize)],
     scalars: &[(&str, f32)],
     code: &[&str],
@@ -47,6 +58,9 @@ pub fn shader<M: GpuModel>(
     ];
     for (name, value) in shared.iter().chain(counts) {
         let _ = writeln!(h, "const {name}: u32 = {value}u;");
+    }
+    for (name, value) in fields {
+        let _ = writeln!(h, "const F_{}: u32 = {value}u;", name.to_uppercase());
     }
     for (name, value) in scalars {
         let _ = writeln!(h, "const {name}: f32 = {value:?};");

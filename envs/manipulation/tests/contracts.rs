@@ -18,62 +18,18 @@ fn rapier() -> Value {
 }
 
 fn venv(id: &str, n: usize, threads: usize, autoreset: AutoresetMode) -> Box<dyn VecEnv> {
-    let options = VecOptions {
-        autoreset,
-        threads: Some(threads),
-        ..VecOptions::default()
-    };
-    registry().make_vec(id, n, &rapier(), options).unwrap()
-}
-
-/// Actions for env i at step t, independent of the batch size.
-fn actions(venv: &dyn VecEnv, t: u64) -> Vec<f32> {
-    let space = &venv.spec().action_space;
-    let dim = space.flat_dim();
-    let mut out = vec![0.0; venv.num_envs() * dim];
-    for (i, row) in out.chunks_exact_mut(dim).enumerate() {
-        space.sample(&mut proprio_core::episode_rng(5, i as u64, t), row);
-    }
-    out
-}
-
-type Trace = Vec<(Vec<f32>, Vec<f32>, Vec<bool>, Vec<bool>)>;
-
-fn trace(id: &str, n: usize, threads: usize, keep: usize, steps: u64) -> Trace {
-    let mut v = venv(id, n, threads, AutoresetMode::NextStep);
-    v.reset(Some(3), None).unwrap();
-    (0..steps)
-        .map(|t| {
-            v.step(&actions(v.as_ref(), t)).unwrap();
-            let b = v.batch();
-            (
-                b.obs[..keep * b.obs_dim].to_vec(),
-                b.reward[..keep].to_vec(),
-                b.terminated[..keep].to_vec(),
-                b.truncated[..keep].to_vec(),
-            )
-        })
-        .collect()
+    support::venv(&rapier(), id, n, threads, autoreset)
 }
 
 #[test]
 fn trajectories_do_not_depend_on_batch_size_or_threads() {
     // 120 steps cross the time limits (reach 50, push 100 steps), so autoresets are covered.
     for id in ["manipulation/reach-v0", "manipulation/push-cube-v0"] {
-        let reference = trace(id, 1, 1, 1, 120);
+        let reference =
+            support::assert_batch_invariant(&rapier(), id, 120, &[(3, 1), (5, 2), (9, 2)], (9, 40));
         assert!(
             reference.iter().filter(|s| s.2[0] || s.3[0]).count() >= 1,
             "{id}: no episode ended"
-        );
-        for (n, threads) in [(3, 1), (5, 2), (9, 2)] {
-            assert!(
-                trace(id, n, threads, 1, 120) == reference,
-                "{id}: env 0 differs with {n} envs on {threads} threads"
-            );
-        }
-        assert!(
-            trace(id, 9, 1, 9, 40) == trace(id, 9, 2, 9, 40),
-            "{id}: 9 envs differ between 1 and 2 threads"
         );
     }
 }
@@ -290,7 +246,7 @@ fn the_hand_cameras_follow_the_tool_centre_point() {
                 eyes.push(Vec3::from(camera.eye) - target);
             }
         }
-        let a = actions(v.as_ref(), t);
+        let a = support::actions(v.as_ref(), t);
         v.step(&a).unwrap();
     }
     assert!(

@@ -2,8 +2,8 @@
 //! batch sizes and threads, bit-identical snapshots through JSON, clear
 //! refusals of bad states, blow-up truncation, every controller.
 
+use proprio_core::VecOptions;
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{AutoresetMode, VecEnv, VecOptions};
 use proprio_manipulation::kernel::Sim;
 
 const TASKS: [&str; 4] = [
@@ -20,56 +20,10 @@ fn kernel() -> Value {
     json!({"physics": "kernel"})
 }
 
-fn venv(id: &str, n: usize, threads: usize) -> Box<dyn VecEnv> {
-    let options = VecOptions {
-        autoreset: AutoresetMode::NextStep,
-        threads: Some(threads),
-        ..VecOptions::default()
-    };
-    registry().make_vec(id, n, &kernel(), options).unwrap()
-}
-
-/// Observations, rewards and flags of the first `keep` envs over `steps` steps of seeded random actions.
-fn trace(id: &str, n: usize, threads: usize, keep: usize, steps: u64) -> Vec<Vec<f32>> {
-    let mut v = venv(id, n, threads);
-    v.reset(Some(3), None).unwrap();
-    let space = v.spec().action_space.clone();
-    let dim = space.flat_dim();
-    let mut actions = vec![0.0; n * dim];
-    (0..steps)
-        .map(|t| {
-            for (i, row) in actions.chunks_exact_mut(dim).enumerate() {
-                space.sample(&mut proprio_core::episode_rng(5, i as u64, t), row);
-            }
-            v.step(&actions).unwrap();
-            let b = v.batch();
-            let mut row = b.obs[..keep * b.obs_dim].to_vec();
-            row.extend(&b.reward[..keep]);
-            row.extend(
-                b.terminated[..keep]
-                    .iter()
-                    .chain(&b.truncated[..keep])
-                    .map(|&f| f32::from(u8::from(f))),
-            );
-            row
-        })
-        .collect()
-}
-
 #[test]
 fn trajectories_do_not_depend_on_batch_size_or_threads() {
     for id in TASKS {
-        let reference = trace(id, 1, 1, 1, 110);
-        for (n, threads) in [(5, 2), (130, 2)] {
-            assert!(
-                trace(id, n, threads, 1, 110) == reference,
-                "{id}: env 0 differs with {n} envs on {threads} threads"
-            );
-        }
-        assert!(
-            trace(id, 70, 1, 70, 30) == trace(id, 70, 2, 70, 30),
-            "{id}: 70 envs differ between 1 and 2 threads"
-        );
+        support::assert_batch_invariant(&kernel(), id, 110, &[(5, 2), (130, 2)], (70, 30));
     }
 }
 

@@ -10,7 +10,6 @@ use crate::{DrivingModel, controller, highway, params as p, parking, racing, roa
 use proprio_core::Info;
 use proprio_gpu::GpuModel;
 use std::fmt::Write;
-use std::mem::offset_of;
 
 proprio_gpu::params! {
     /// The parameter block of the shader (a read-only storage buffer, as the drones').
@@ -32,35 +31,6 @@ proprio_gpu::params! {
 
 /// The two shader files with their constants from the Rust values.
 fn shader_source() -> String {
-    let fields = [
-        ("F_POS", offset_of!(Car, pos)),
-        ("F_YAW", offset_of!(Car, yaw)),
-        ("F_VEL", offset_of!(Car, vel)),
-        ("F_YAW_RATE", offset_of!(Car, yaw_rate)),
-        ("F_STEER", offset_of!(Car, steer)),
-        ("F_ACCEL", offset_of!(Car, accel)),
-        ("F_LAT_ACCEL", offset_of!(Car, lat_accel)),
-        ("F_ACTION", offset_of!(Car, action)),
-        ("F_TARGET_D", offset_of!(Car, target_d)),
-        ("F_TARGET_SPEED", offset_of!(Car, target_speed)),
-        ("F_SEGMENTS", offset_of!(Car, segments)),
-        ("F_NUM_SEGMENTS", offset_of!(Car, num_segments)),
-        ("F_ROAD_LENGTH", offset_of!(Car, road_length)),
-        ("F_CLOSED", offset_of!(Car, closed)),
-        ("F_LANES", offset_of!(Car, lanes)),
-        ("F_SEG", offset_of!(Car, seg)),
-        ("F_S", offset_of!(Car, s)),
-        ("F_D", offset_of!(Car, d)),
-        ("F_HEADING_ERROR", offset_of!(Car, heading_error)),
-        ("F_PROGRESS", offset_of!(Car, progress)),
-        ("F_ROUTE", offset_of!(Car, route)),
-        ("F_STEPS", offset_of!(Car, steps)),
-        ("F_SPEED_SUM", offset_of!(Car, speed_sum)),
-        ("F_GOAL", offset_of!(Car, goal)),
-        ("F_GOAL_ERROR", offset_of!(Car, goal_error)),
-        ("F_OTHERS", offset_of!(Car, others)),
-        ("F_NUM_OTHERS", offset_of!(Car, num_others)),
-    ];
     let counts = [
         ("MAX_SEGMENTS", MAX_SEGMENTS),
         ("MAX_OTHERS", MAX_OTHERS),
@@ -152,11 +122,14 @@ fn shader_source() -> String {
     };
     let tables =
         table("look_ahead", &task::LOOK_AHEAD) + &table("meta_speed", &controller::META_SPEEDS);
-    let counts: Vec<(&str, usize)> = counts
-        .into_iter()
-        .chain(fields.map(|(name, bytes)| (name, bytes / 4)))
-        .collect();
+    let fields = proprio_gpu::fields!(
+        Car:
+        pos, yaw, vel, yaw_rate, steer, accel, lat_accel, action, target_d, target_speed,
+        segments, num_segments, road_length, closed, lanes, seg, s, d, heading_error,
+        progress, route, steps, speed_sum, goal, goal_error, others, num_others,
+    );
     proprio_gpu::shader::<DrivingModel>(
+        &fields,
         &counts,
         &scalars,
         &[

@@ -14,7 +14,6 @@ use crate::task::{self, Crash, StepResult, write_info};
 use proprio_core::Info;
 use proprio_gpu::GpuModel;
 use std::fmt::Write;
-use std::mem::offset_of;
 
 proprio_gpu::params! {
     /// The parameter block of `shader.wgsl`: a read-only storage buffer, not a
@@ -38,29 +37,6 @@ proprio_gpu::params! {
 
 /// The drone shader with its constants from the Rust values, so both backends use identical numbers.
 fn shader_source() -> String {
-    let fields = [
-        ("F_POS", offset_of!(Drone, pos)),
-        ("F_VEL", offset_of!(Drone, vel)),
-        ("F_QUAT", offset_of!(Drone, quat)),
-        ("F_OMEGA", offset_of!(Drone, omega)),
-        ("F_RPM", offset_of!(Drone, rpm)),
-        ("F_ACTION", offset_of!(Drone, action)),
-        ("F_MASS", offset_of!(Drone, mass)),
-        ("F_INERTIA", offset_of!(Drone, inertia)),
-        ("F_KF", offset_of!(Drone, kf)),
-        ("F_KM", offset_of!(Drone, km)),
-        ("F_MOTOR_ALPHA", offset_of!(Drone, motor_alpha)),
-        ("F_WIND", offset_of!(Drone, wind)),
-        ("F_GUST", offset_of!(Drone, gust)),
-        ("F_GUST_PHASE", offset_of!(Drone, gust_phase)),
-        ("F_GUST_STEP", offset_of!(Drone, gust_step)),
-        ("F_GOAL", offset_of!(Drone, goal)),
-        ("F_HOLD", offset_of!(Drone, hold)),
-        ("F_DIST", offset_of!(Drone, dist)),
-        ("F_POINTS", offset_of!(Drone, points)),
-        ("F_GATE_DIR", offset_of!(Drone, gate_dir)),
-    ]
-    .map(|(name, bytes)| (name, bytes / 4));
     let scalars = [
         ("GRAVITY", GRAVITY),
         ("MASS", MASS),
@@ -95,8 +71,14 @@ fn shader_source() -> String {
             v[0], v[1], v[2]
         );
     }
+    let fields = proprio_gpu::fields!(
+        Drone:
+        pos, vel, quat, omega, rpm, action, mass, inertia, kf, km, motor_alpha, wind, gust,
+        gust_phase, gust_step, goal, hold, dist, points, gate_dir,
+    );
     proprio_gpu::shader::<DroneModel>(
         &fields,
+        &[],
         &scalars,
         &[Params::WGSL, &vectors, include_str!("shader.wgsl")],
     )

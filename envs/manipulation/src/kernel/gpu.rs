@@ -105,21 +105,11 @@ fn arm_floats(arm: &Arm) -> (Vec<f32>, Vec<(&'static str, usize)>) {
 
 /// The three shader files with their constants from the Rust values.
 fn shader_source(arm: &Arm) -> String {
-    let fields = [
-        ("F_Q", offset_of!(Sim, q)),
-        ("F_QD", offset_of!(Sim, qd)),
-        ("F_CUBES", offset_of!(Sim, cubes)),
-        ("F_GOAL", offset_of!(Sim, goal)),
-        ("F_HELD", offset_of!(Sim, held)),
-        ("F_EE_POSITION", offset_of!(Sim, ee_position)),
-        ("F_EE_ROTATION", offset_of!(Sim, ee_rotation)),
-        ("F_TARGETS", offset_of!(Sim, targets)),
-        ("F_GRASP", offset_of!(Sim, grasp)),
-        ("F_INSTRUCTION", offset_of!(Sim, instruction)),
-        ("F_DRIVE", offset_of!(Sim, drive_impulse)),
-        ("F_CONTACT", offset_of!(Sim, contact_impulse)),
-    ]
-    .map(|(name, bytes)| (name, bytes / 4));
+    let fields = proprio_gpu::fields!(
+        Sim:
+        q, qd, cubes, goal, held, ee_position, ee_rotation, targets, grasp, instruction,
+        drive_impulse, contact_impulse,
+    );
     let (floats, offsets) = arm_floats(arm);
     let mut counts: Vec<(&str, usize)> = vec![
         ("DOF", DOF),
@@ -148,7 +138,6 @@ fn shader_source(arm: &Arm) -> String {
         ("CONTROL_EE_POSE", ControlMode::PdEeDeltaPose as usize),
         ("CONTROL_EE_POS_YAW", ControlMode::PdEeDeltaPosYaw as usize),
     ];
-    counts.extend(fields);
     counts.extend(offsets);
     let (mass, inertia) = cube_mass();
     let scalars = [
@@ -209,6 +198,7 @@ fn shader_source(arm: &Arm) -> String {
         symmetries.join(", ")
     );
     proprio_gpu::shader::<KernelModel>(
+        &fields,
         &counts,
         &scalars,
         &[

@@ -290,7 +290,7 @@ fn physics_step(cubes: u32, h: f32) {
         }
         let slot = i32(rget(c, R_SLOT));
         if (slot != NO_SLOT) {
-            let at = F_CONTACT + 3u * u32(slot);
+            let at = F_CONTACT_IMPULSE + 3u * u32(slot);
             for (var d = 0u; d < 3u; d++) {
                 let warm = cold(at + d);
                 rset(c, R_LAMBDA + d, warm);
@@ -310,8 +310,8 @@ fn physics_step(cubes: u32, h: f32) {
         goal_speed[j] = clamp(kp * (s[F_TARGETS + j] - s[F_Q + j]) / (kd + h * kp), -heading, heading);
         cap[j] = P.arm[A_EFFORT + j] * h;
         gain[j] = 1.0 / (1.0 + soft[j] * MINV[j * DOF + j]);
-        let warm = clamp(s[F_DRIVE + j], -cap[j], cap[j]);
-        s[F_DRIVE + j] = warm;
+        let warm = clamp(s[F_DRIVE_IMPULSE + j], -cap[j], cap[j]);
+        s[F_DRIVE_IMPULSE + j] = warm;
         for (var c = 0u; c < DOF; c++) {
             vel_qd[c] += warm * MINV[c * DOF + j];
         }
@@ -340,11 +340,11 @@ fn physics_step(cubes: u32, h: f32) {
     var speed_impulse: array<vec2<f32>, DOF>;
     for (var it = 0u; it < ITERATIONS; it++) {
         for (var j = 0u; j < DOF; j++) {
-            let acc = s[F_DRIVE + j];
+            let acc = s[F_DRIVE_IMPULSE + j];
             let delta = (soft[j] * (goal_speed[j] - vel_qd[j]) - acc) * gain[j];
             let fresh = clamp(acc + delta, -cap[j], cap[j]);
             let applied = fresh - acc;
-            s[F_DRIVE + j] = fresh;
+            s[F_DRIVE_IMPULSE + j] = fresh;
             for (var c = 0u; c < DOF; c++) {
                 vel_qd[c] += applied * MINV[c * DOF + j];
             }
@@ -400,12 +400,12 @@ fn physics_step(cubes: u32, h: f32) {
         }
     }
     for (var k = 0u; k < 3u * SLOTS; k++) {
-        set_cold(F_CONTACT + k, 0.0);
+        set_cold(F_CONTACT_IMPULSE + k, 0.0);
     }
     for (var c = 0u; c < n_rows; c++) {
         let slot = i32(rget(c, R_SLOT));
         if (slot != NO_SLOT) {
-            let at = F_CONTACT + 3u * u32(slot);
+            let at = F_CONTACT_IMPULSE + 3u * u32(slot);
             for (var d = 0u; d < 3u; d++) {
                 set_cold(at + d, rget(c, R_LAMBDA + d));
             }

@@ -2,13 +2,86 @@
 //! rollouts, and the checks written once for either physics.
 
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{Env, Registry, State};
+use proprio_core::{AutoresetMode, Env, Registry, State, VecEnv, VecOptions};
 
 /// The manipulation envs alone.
 pub fn registry() -> Registry {
     let mut r = Registry::new();
     proprio_manipulation::register(&mut r);
     r
+}
+
+/// A batch of `n` envs of `id` under `config` on `threads` threads.
+pub fn venv(
+    config: &Value,
+    id: &str,
+    n: usize,
+    threads: usize,
+    autoreset: AutoresetMode,
+) -> Box<dyn VecEnv> {
+    let options = VecOptions {
+        autoreset,
+        threads: Some(threads),
+        ..VecOptions::default()
+    };
+    registry().make_vec(id, n, config, options).unwrap()
+}
+
+/// Actions for env i at step t, independent of the batch size.
+pub fn actions(venv: &dyn VecEnv, t: u64) -> Vec<f32> {
+    let space = &venv.spec().action_space;
+    let dim = space.flat_dim();
+    let mut out = vec![0.0; venv.num_envs() * dim];
+    for (i, row) in out.chunks_exact_mut(dim).enumerate() {
+        space.sample(&mut proprio_core::episode_rng(5, i as u64, t), row);
+    }
+    out
+}
+
+/// Per step: the first envs' observations, rewards, terminated and truncated flags.
+pub type Trace = Vec<(Vec<f32>, Vec<f32>, Vec<bool>, Vec<bool>)>;
+
+/// The first `keep` envs' [`Trace`] over `steps` steps of seeded random actions from seed 3.
+pub fn trace(config: &Value, id: &str, n: usize, threads: usize, keep: usize, steps: u64) -> Trace {
+    let mut v = venv(config, id, n, threads, AutoresetMode::NextStep);
+    v.reset(Some(3), None).unwrap();
+    (0..steps)
+        .map(|t| {
+            v.step(&actions(v.as_ref(), t)).unwrap();
+            let b = v.batch();
+            (
+                b.obs[..keep * b.obs_dim].to_vec(),
+                b.reward[..keep].to_vec(),
+                b.terminated[..keep].to_vec(),
+                b.truncated[..keep].to_vec(),
+            )
+        })
+        .collect()
+}
+
+/// Env 0's trace over `steps` steps is the same in every batch of `sizes`
+/// (envs, threads), and a batch of `all.0` envs agrees on 1 and 2 threads
+/// over `all.1` steps. Returns env 0's trace.
+pub fn assert_batch_invariant(
+    config: &Value,
+    id: &str,
+    steps: u64,
+    sizes: &[(usize, usize)],
+    all: (usize, u64),
+) -> Trace {
+    let reference = trace(config, id, 1, 1, 1, steps);
+    for &(n, threads) in sizes {
+        assert!(
+            trace(config, id, n, threads, 1, steps) == reference,
+            "{id}: env 0 differs with {n} envs on {threads} threads"
+        );
+    }
+    let (n, steps) = all;
+    assert!(
+        trace(config, id, n, 1, n, steps) == trace(config, id, n, 2, n, steps),
+        "{id}: {n} envs differ between 1 and 2 threads"
+    );
+    reference
 }
 
 /// Observations, rewards and flags of `steps` steps of seeded random actions.
