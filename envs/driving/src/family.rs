@@ -4,7 +4,7 @@
 use crate::config::{ActionMode, DrivingConfig, Settings, TaskKind};
 use crate::entries::{HIGHWAY, LANE_KEEP, PARKING, RACING};
 use crate::model::DrivingModel;
-use crate::scripted::Driver;
+use crate::scripted::Scripted;
 use crate::task;
 use proprio_core::{Agent, EnvEntry, Family, Result, Space, Teleop};
 
@@ -58,7 +58,7 @@ impl Family for Driving {
     }
 
     fn scripted(settings: Settings) -> proprio_core::Result<Box<dyn Agent + Send>> {
-        Ok(Box::new(Driver::new(settings)))
+        Ok(Box::new(Scripted::new(settings)))
     }
 
     fn teleop(settings: &Settings) -> Teleop {

@@ -32,7 +32,7 @@ pub use config::{ActionMode, DrivingConfig, Settings, TaskKind};
 pub use entries::{HIGHWAY, LANE_KEEP, PARKING, RACING};
 pub use family::Driving;
 pub use model::DrivingModel;
-pub use scripted::Driver;
+pub use scripted::Scripted;
 pub use state::{Car, LEN, MAX_OTHERS, MAX_SEGMENTS, Other, Segment};
 
 use proprio_core::Registry;

@@ -50,6 +50,6 @@ impl ChunkedModel for DrivingModel {
     }
 
     fn scene(&self, state: &Car, scene: &mut Scene) {
-        visuals::draw(state, &self.settings, scene);
+        visuals::scene(state, &self.settings, scene);
     }
 }

@@ -12,7 +12,7 @@ use crate::{highway, params};
 use proprio_core::{ActMode, Agent, Result};
 
 /// The scripted driver of every driving task.
-pub struct Driver {
+pub struct Scripted {
     settings: Settings,
 }
 
@@ -43,7 +43,7 @@ fn follow(obs: &[f32], speed: f32) -> [f32; 2] {
     controller::track(v, heading_error, offset, 0.0, obs[10] / 10.0, speed)
 }
 
-impl Driver {
+impl Scripted {
     /// A driver for envs with `settings`.
     pub fn new(settings: Settings) -> Self {
         Self { settings }
@@ -187,7 +187,7 @@ impl Driver {
     }
 }
 
-impl Agent for Driver {
+impl Agent for Scripted {
     fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> Result<()> {
         let dim = obs_dim(self.settings.task);
         let width = match self.settings.action {

@@ -142,7 +142,7 @@ fn cameras(c: &Car, scene: &mut Scene) {
 }
 
 /// Draws env state `c` of a task with settings `s`.
-pub fn draw(c: &Car, s: &Settings, scene: &mut Scene) {
+pub fn scene(c: &Car, s: &Settings, scene: &mut Scene) {
     let ground = Shape::Rectangle {
         half_size: [2000.0, 2000.0],
     };

@@ -4,7 +4,7 @@
 use crate::config::{ActionMode, DroneConfig, Settings, TaskKind};
 use crate::entries::{GATES, HOVER, WAYPOINTS};
 use crate::model::DroneModel;
-use crate::scripted::Cascade;
+use crate::scripted::Scripted;
 use crate::task;
 use proprio_core::{Agent, EnvEntry, Family, Result, Space, Teleop};
 
@@ -58,7 +58,7 @@ impl Family for Drones {
     }
 
     fn scripted(settings: Settings) -> proprio_core::Result<Box<dyn Agent + Send>> {
-        Ok(Box::new(Cascade::new(settings)))
+        Ok(Box::new(Scripted::new(settings)))
     }
 
     fn teleop(settings: &Settings) -> Teleop {

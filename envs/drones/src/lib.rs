@@ -23,7 +23,7 @@ pub use config::{ActionMode, DroneConfig, MAX_POINTS, Randomize, Settings, Start
 pub use entries::{GATES, HOVER, WAYPOINTS};
 pub use family::Drones;
 pub use model::DroneModel;
-pub use scripted::Cascade;
+pub use scripted::Scripted;
 pub use state::{CHUNK, Drone, LEN};
 
 use proprio_core::Registry;

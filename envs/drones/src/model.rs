@@ -54,6 +54,6 @@ impl ChunkedModel for DroneModel {
     }
 
     fn scene(&self, d: &Drone, scene: &mut Scene) {
-        crate::visuals::drone(d, &self.settings, scene);
+        crate::visuals::scene(d, &self.settings, scene);
     }
 }

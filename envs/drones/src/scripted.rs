@@ -26,7 +26,7 @@ const GATE_LEAD: f32 = 0.8;
 const GATE_BEYOND: f32 = 0.6;
 
 /// The cascaded controller for every drone task (flies at the current target).
-pub struct Cascade {
+pub struct Scripted {
     settings: Settings,
 }
 
@@ -39,7 +39,7 @@ fn unit(v: V3) -> V3 {
     }
 }
 
-impl Cascade {
+impl Scripted {
     /// A controller for envs with `settings`.
     pub fn new(settings: Settings) -> Self {
         Self { settings }
@@ -113,7 +113,7 @@ impl Cascade {
     }
 }
 
-impl Agent for Cascade {
+impl Agent for Scripted {
     fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> Result<()> {
         let dim = obs_dim(self.settings.task);
         for (o, a) in obs.chunks_exact(dim).zip(actions.chunks_exact_mut(4)) {

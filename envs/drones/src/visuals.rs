@@ -119,7 +119,7 @@ fn gate(centre: [f32; 3], dir: [f32; 2], size: f32, colour: [f32; 4], scene: &mu
 }
 
 /// Draws drone `d` of a task with settings `s`.
-pub fn drone(d: &Drone, s: &Settings, scene: &mut Scene) {
+pub fn scene(d: &Drone, s: &Settings, scene: &mut Scene) {
     quadrotor(d, scene);
     scene.cameras.push(follow(d.pos));
     scene.step_seconds = Some(1.0 / s.control_hz as f32);

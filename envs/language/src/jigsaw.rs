@@ -1,7 +1,7 @@
 //! `language/jigsaw-v0`: a picture cut into an R × C grid and shuffled; answer where each piece goes.
 
+use crate::picture::Picture;
 use crate::puzzle::{Puzzle, Verdict};
-use crate::scene::Scene;
 use crate::visuals;
 use proprio_core::rand::RngExt;
 use proprio_core::{EnvEntry, EnvRng, Space};
@@ -29,7 +29,7 @@ pub struct JigsawConfig {
     pub cols: usize,
     /// Side of a square piece in pixels (4–32).
     pub piece_px: usize,
-    /// Random shapes drawn over the scene's gradients (0–8).
+    /// Random shapes drawn over the picture's gradients (0–8).
     pub shapes: usize,
 }
 
@@ -47,8 +47,9 @@ impl Default for JigsawConfig {
 /// One puzzle: the picture and where its pieces are shown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Shuffled {
-    /// The picture.
-    pub scene: Scene,
+    /// The picture (`scene` in snapshots).
+    #[serde(rename = "scene")]
+    pub picture: Picture,
     /// `slots[j]`: the row-major slot of the piece shown at position `j` (a permutation).
     pub slots: Vec<usize>,
 }
@@ -67,7 +68,7 @@ impl Jigsaw {
         let mut rgba = Vec::with_capacity(px * px * 4);
         for dy in 0..px {
             for dx in 0..px {
-                rgba.extend(p.scene.pixel(oy + dy, ox + dx, h, w));
+                rgba.extend(p.picture.pixel(oy + dy, ox + dx, h, w));
                 rgba.push(255);
             }
         }
@@ -123,12 +124,12 @@ impl Puzzle for Jigsaw {
 
     fn generate(&self, rng: &mut EnvRng) -> Shuffled {
         let (h, w) = self.size();
-        let scene = Scene::draw(rng, h, w, self.config.piece_px, self.config.shapes);
+        let picture = Picture::generate(rng, h, w, self.config.piece_px, self.config.shapes);
         let mut slots: Vec<usize> = (0..self.pieces()).collect();
         for i in (1..slots.len()).rev() {
             slots.swap(i, rng.random_range(0..=i));
         }
-        Shuffled { scene, slots }
+        Shuffled { picture, slots }
     }
 
     fn prompt(&self, p: &Shuffled, obs: &mut [f32]) {
@@ -139,7 +140,7 @@ impl Puzzle for Jigsaw {
             let (oy, ox) = (slot / cols * px, slot % cols * px);
             for dy in 0..px {
                 for dx in 0..px {
-                    let rgb = p.scene.pixel(oy + dy, ox + dx, h, w);
+                    let rgb = p.picture.pixel(oy + dy, ox + dx, h, w);
                     let at = ((sy + dy) * w + sx + dx) * 3;
                     for (o, v) in obs[at..at + 3].iter_mut().zip(rgb) {
                         *o = f32::from(v);

@@ -25,9 +25,9 @@
 pub mod arithmetic;
 pub mod guess;
 pub mod jigsaw;
+pub mod picture;
 mod puzzle;
 pub mod questions;
-pub mod scene;
 mod transcript;
 pub mod visuals;
 pub mod vocab;
@@ -36,7 +36,7 @@ pub use arithmetic::{Arithmetic, ArithmeticConfig, DigitOrder, Operation};
 pub use guess::{GuessConfig, GuessNumber};
 pub use jigsaw::{Jigsaw, JigsawConfig};
 pub use puzzle::{EXACT_BONUS, FORMAT_PENALTY, Puzzle, SingleTurn, Turn, TurnsConfig, Verdict};
-pub use questions::{QuestionsConfig, Solver, TwentyQuestions};
+pub use questions::{QuestionsConfig, Scripted, TwentyQuestions};
 
 /// Smallest and largest reward of one answer token: the penalty, or a token's
 /// whole credit (1 for a one-token answer) plus the exact bonus.
@@ -62,5 +62,5 @@ pub fn register(registry: &mut Registry) {
         let _ = registry.register_teleop(id, Box::new(digits));
     }
     // Registered just above, so the id is known.
-    let _ = registry.register_scripted(questions::ENTRY.id, Box::new(Solver::scripted));
+    let _ = registry.register_scripted(questions::ENTRY.id, Box::new(Scripted::for_spec));
 }

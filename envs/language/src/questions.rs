@@ -394,12 +394,12 @@ fn split(candidates: u32, q: usize) -> (u32, u32) {
 /// the question that leaves the fewest worst-case turns (the lowest-numbered
 /// on ties), naming the object once one is left; it never needs more than
 /// [`worst_case_turns`] of the whole catalogue in play.
-pub struct Solver {
+pub struct Scripted {
     objects: usize,
     memo: HashMap<u32, usize>,
 }
 
-impl Solver {
+impl Scripted {
     /// The solver of games with `config`.
     pub fn new(config: &QuestionsConfig) -> Self {
         Self {
@@ -409,7 +409,7 @@ impl Solver {
     }
 
     /// The registry's scripted agent for envs of `spec`.
-    pub fn scripted(spec: &EnvSpec) -> Result<Box<dyn Agent + Send>> {
+    pub fn for_spec(spec: &EnvSpec) -> Result<Box<dyn Agent + Send>> {
         let mut config = spec.config.clone();
         // The time limit every env takes is not the game's own key.
         if let Some(keys) = config.as_object_mut() {
@@ -447,7 +447,7 @@ impl Solver {
     }
 }
 
-impl Agent for Solver {
+impl Agent for Scripted {
     fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> Result<()> {
         let n = actions.len();
         if n == 0 || !obs.len().is_multiple_of(n) {

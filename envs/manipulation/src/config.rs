@@ -52,7 +52,7 @@ impl ControlMode {
 /// Which physics steps the envs (config key `physics`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Engine {
+pub enum Physics {
     /// rapier3d: one world per env, the reference physics.
     Rapier,
     /// The batched kernel (the default): articulated arm, free cubes and
@@ -102,7 +102,7 @@ impl TaskKind {
 #[serde(deny_unknown_fields, default)]
 pub struct ManipConfig {
     /// Which physics: `rapier` or `kernel` (see `docs/envs.md`).
-    pub physics: Engine,
+    pub physics: Physics,
     /// Physics step rate, Hz.
     pub physics_hz: u32,
     /// Control rate (env steps per second), Hz; must divide `physics_hz`.
@@ -134,7 +134,7 @@ pub struct ManipConfig {
 impl Default for ManipConfig {
     fn default() -> Self {
         Self {
-            physics: Engine::default(),
+            physics: Physics::default(),
             physics_hz: 60,
             control_hz: 20,
             control: None,
@@ -168,7 +168,7 @@ pub struct Settings {
     /// The task.
     pub task: TaskKind,
     /// The physics.
-    pub engine: Engine,
+    pub physics: Physics,
     /// Physics steps per control step.
     pub substeps: u32,
     /// Physics step, s.
@@ -230,7 +230,7 @@ impl Settings {
         }
         Ok(Self {
             task,
-            engine: c.physics,
+            physics: c.physics,
             substeps: c.physics_hz / c.control_hz,
             dt: 1.0 / c.physics_hz as f32,
             control_hz: c.control_hz,

@@ -1,7 +1,7 @@
 //! [`Manipulation`]: the family's one [`Family`] impl — its entries, config,
 //! spaces, model, scripted agent, key names and GPU twin.
 
-use crate::config::{ControlMode, Engine, ManipConfig, Settings, TaskKind};
+use crate::config::{ControlMode, ManipConfig, Physics, Settings, TaskKind};
 use crate::entries::{INSTRUCT, PICK_CUBE, PUSH_CUBE, REACH, STACK_CUBE};
 use crate::kernel::KernelModel;
 use crate::scripted::Scripted;
@@ -93,12 +93,12 @@ impl Family for Manipulation {
         n: usize,
         options: VecOptions,
     ) -> proprio_core::Result<Box<dyn VecEnv>> {
-        match s.engine {
-            Engine::Kernel => family::model_vec_env::<Self>(entry, spec, s, n, options),
+        match s.physics {
+            Physics::Kernel => family::model_vec_env::<Self>(entry, spec, s, n, options),
             #[cfg(feature = "rapier")]
-            Engine::Rapier => crate::rapier::vec_env(entry, spec, s, n, options),
+            Physics::Rapier => crate::rapier::vec_env(entry, spec, s, n, options),
             #[cfg(not(feature = "rapier"))]
-            Engine::Rapier => Err(no_rapier(entry)),
+            Physics::Rapier => Err(no_rapier(entry)),
         }
     }
 
@@ -107,12 +107,12 @@ impl Family for Manipulation {
         spec: Arc<EnvSpec>,
         s: Settings,
     ) -> proprio_core::Result<Box<dyn Env>> {
-        match s.engine {
-            Engine::Kernel => family::model_env::<Self>(spec, s),
+        match s.physics {
+            Physics::Kernel => family::model_env::<Self>(spec, s),
             #[cfg(feature = "rapier")]
-            Engine::Rapier => crate::rapier::env(entry, spec, s),
+            Physics::Rapier => crate::rapier::env(entry, spec, s),
             #[cfg(not(feature = "rapier"))]
-            Engine::Rapier => Err(no_rapier(entry)),
+            Physics::Rapier => Err(no_rapier(entry)),
         }
     }
 }

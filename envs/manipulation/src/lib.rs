@@ -24,7 +24,7 @@ mod scripted;
 pub mod task;
 mod visuals;
 
-pub use config::{ControlMode, Engine, ManipConfig, Settings, Split, TaskKind};
+pub use config::{ControlMode, ManipConfig, Physics, Settings, Split, TaskKind};
 pub use controller::{
     ArmController, ControlState, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT,
 };
@@ -32,7 +32,7 @@ pub use entries::{INSTRUCT, PICK_CUBE, PUSH_CUBE, REACH, STACK_CUBE};
 pub use family::Manipulation;
 pub use panda::*;
 #[cfg(feature = "rapier")]
-pub use rapier::{ManipState, Parts, Physics, RapierKernel, Scene, World};
+pub use rapier::{ManipState, Parts, RapierKernel, Template, World, WorldState};
 pub use scripted::Scripted;
 
 use proprio_core::Registry;

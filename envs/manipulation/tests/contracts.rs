@@ -7,7 +7,7 @@ use glam::Vec3;
 use proprio_core::ActMode;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Error, VecEnv, VecOptions};
-use proprio_manipulation::{ManipState, Scene};
+use proprio_manipulation::{ManipState, Template};
 
 mod support;
 use support::registry;
@@ -116,7 +116,7 @@ fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
     let mut snapshot = env.snapshot().unwrap();
     let mut state: ManipState =
         proprio_core::serde_json::from_value(snapshot.state.clone()).unwrap();
-    let scene = Scene::new(1, 1.0 / 60.0).unwrap();
+    let scene = Template::new(1, 1.0 / 60.0).unwrap();
     state
         .physics
         .set_cube_velocity(scene.parts(), 0, Vec3::new(0.0, 0.0, 200.0), Vec3::ZERO);

@@ -18,7 +18,7 @@ use proprio_manipulation::instruct::Instruction;
 use proprio_manipulation::kernel::{KernelModel, Obb, Sim, box_box, robot_box, sphere_box};
 use proprio_manipulation::task::Start;
 use proprio_manipulation::{
-    BASE, CUBE_HALF, Chain, Engine, ManipConfig, READY, Settings, TaskKind,
+    BASE, CUBE_HALF, Chain, ManipConfig, Physics, READY, Settings, TaskKind,
 };
 
 /// Deepest allowed penetration at any step, m, at the default 60 Hz physics.
@@ -34,7 +34,7 @@ fn config(hz: u32) -> Value {
 
 fn model(hz: u32) -> KernelModel {
     let config: ManipConfig = serde_json::from_value(config(hz)).unwrap();
-    assert_eq!(config.physics, Engine::Kernel);
+    assert_eq!(config.physics, Physics::Kernel);
     KernelModel::new(Settings::new(TaskKind::Instruct, &config).unwrap()).unwrap()
 }
 

@@ -5,11 +5,11 @@
 use glam::Vec3;
 use proprio_manipulation::kernel::{GRAVITY, KernelModel, SOLVER_STEPS, Sim};
 use proprio_manipulation::task::Start;
-use proprio_manipulation::{CUBE_HALF, Engine, ManipConfig, READY, Settings, TaskKind};
+use proprio_manipulation::{CUBE_HALF, ManipConfig, Physics, READY, Settings, TaskKind};
 
 fn model(task: TaskKind) -> KernelModel {
     let config = ManipConfig {
-        physics: Engine::Kernel,
+        physics: Physics::Kernel,
         ..ManipConfig::default()
     };
     KernelModel::new(Settings::new(task, &config).unwrap()).unwrap()
@@ -156,9 +156,9 @@ fn under_the_friction_cone_a_pushed_cube_sticks_and_above_it_slips() {
 }
 
 fn rapier_joints(targets: [f32; 9], times: &[f32]) -> Vec<[f32; 9]> {
-    use proprio_manipulation::{Scene, World};
+    use proprio_manipulation::{Template, World};
     let dt = 1.0 / 60.0;
-    let scene = Scene::new(0, dt).unwrap();
+    let scene = Template::new(0, dt).unwrap();
     let parts = scene.parts();
     let mut world = World::from_physics(scene.start(&rest(), &[]));
     world.physics_mut().set_targets(parts, &targets);

@@ -9,7 +9,7 @@ use proprio_manipulation::instruct::Instruction;
 use proprio_manipulation::rapier::{self, Rapier};
 use proprio_manipulation::task::{self, TaskState};
 use proprio_manipulation::{
-    ArmController, ControlMode, ManipConfig, READY, Scene, Settings, TaskKind,
+    ArmController, ControlMode, ManipConfig, READY, Settings, TaskKind, Template,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -54,7 +54,7 @@ fn the_work_around_the_physics_step_allocates_nothing() {
             ..ManipConfig::default()
         };
         let settings = Settings::new(kind, &config).unwrap();
-        let scene = Scene::new(settings.cubes, settings.dt).unwrap();
+        let scene = Template::new(settings.cubes, settings.dt).unwrap();
         let parts = scene.parts();
         let controller = ArmController::panda().unwrap();
         let mut q = [0.04; 9];
@@ -125,14 +125,14 @@ fn the_work_around_the_physics_step_allocates_nothing() {
 #[test]
 fn a_kernel_physics_step_allocates_nothing_at_all() {
     use proprio_core::ChunkedModel;
-    use proprio_manipulation::Engine;
+    use proprio_manipulation::Physics;
     use proprio_manipulation::kernel::KernelModel;
     for (kind, control) in [
         (TaskKind::StackCube, ControlMode::PdEeDeltaPose),
         (TaskKind::PushCube, ControlMode::PdJointPos),
     ] {
         let config = ManipConfig {
-            physics: Engine::Kernel,
+            physics: Physics::Kernel,
             control: Some(control),
             ..ManipConfig::default()
         };

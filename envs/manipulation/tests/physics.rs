@@ -5,7 +5,7 @@
 
 use glam::Vec3;
 use proprio_manipulation::{
-    ArmController, CUBE_HALF, Chain, ControlMode, READY, Scene, World, task::WORKSPACE,
+    ArmController, CUBE_HALF, Chain, ControlMode, READY, Template, World, task::WORKSPACE,
 };
 
 /// 60 Hz physics, as the envs use by default.
@@ -25,7 +25,7 @@ fn run(world: &mut World, seconds: f32) {
 
 #[test]
 fn the_arm_holds_its_rest_pose_and_the_hand_is_where_the_kinematics_put_it() {
-    let scene = Scene::new(0, DT).unwrap();
+    let scene = Template::new(0, DT).unwrap();
     let parts = scene.parts();
     let chain = Chain::panda().unwrap();
     let mut world = World::from_physics(scene.start(&rest(), &[]));
@@ -74,7 +74,7 @@ fn the_arm_holds_its_rest_pose_and_the_hand_is_where_the_kinematics_put_it() {
 /// Drives `pd_ee_delta_pos` towards `goal` as a policy would: each step asks for the remaining error.
 fn servo(
     world: &mut World,
-    scene: &Scene,
+    scene: &Template,
     controller: &ArmController,
     goal: Vec3,
     gripper: f32,
@@ -107,7 +107,7 @@ fn servo(
 
 #[test]
 fn the_ik_controller_brings_the_hand_within_5_mm_of_a_commanded_point() {
-    let scene = Scene::new(0, DT).unwrap();
+    let scene = Template::new(0, DT).unwrap();
     let controller = ArmController::panda().unwrap();
     let mut world = World::from_physics(scene.start(&rest(), &[]));
     let (_, start_rotation) = world.physics().tcp(scene.parts());
@@ -130,7 +130,7 @@ fn the_ik_controller_brings_the_hand_within_5_mm_of_a_commanded_point() {
 
 #[test]
 fn a_cube_dropped_on_the_table_comes_to_rest_and_stays() {
-    let scene = Scene::new(1, DT).unwrap();
+    let scene = Template::new(1, DT).unwrap();
     let parts = scene.parts();
     let start = Vec3::new(0.05, -0.05, 0.15);
     let mut world = World::from_physics(scene.start(&rest(), &[(start, 0.3)]));
@@ -157,7 +157,7 @@ fn a_cube_dropped_on_the_table_comes_to_rest_and_stays() {
 
 #[test]
 fn closed_fingers_hold_a_cube_without_sinking_into_it() {
-    let scene = Scene::new(1, DT).unwrap();
+    let scene = Template::new(1, DT).unwrap();
     let parts = scene.parts();
     let controller = ArmController::panda().unwrap();
     let cube = Vec3::new(0.0, 0.0, CUBE_HALF);

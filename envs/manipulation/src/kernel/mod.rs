@@ -11,11 +11,11 @@
 mod arm;
 mod collide;
 mod control;
-mod draw;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod physics;
 mod state;
+mod visuals;
 
 pub use arm::{Arm, BodyBox, BodySphere, DOF, Kinematics};
 pub use collide::{
@@ -270,6 +270,6 @@ impl ChunkedModel for KernelModel {
     }
 
     fn scene(&self, sim: &Sim, scene: &mut Scene) {
-        draw::draw(&self.settings, &self.arm, sim, &task_state(sim), scene);
+        visuals::scene(&self.settings, &self.arm, sim, &task_state(sim), scene);
     }
 }

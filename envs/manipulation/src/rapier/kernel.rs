@@ -2,9 +2,9 @@
 //! a few worlds at a time, and each world is stepped whole by one thread, so
 //! results do not depend on the thread count or on which thread stepped what.
 
-use super::scene::Scene;
 use super::task::{self as rapier_task, Rapier};
-use super::world::{Physics, World};
+use super::template::Template;
+use super::world::{World, WorldState};
 use crate::config::Settings;
 use crate::controller::ArmController;
 use crate::task::{self, BlowUp, TaskState, write_info};
@@ -22,23 +22,23 @@ pub struct ManipState {
     /// islands), saved as base64 of its bincode encoding: exact for every
     /// float, infinities included (JSON numbers cannot hold those).
     #[serde(with = "blob")]
-    pub physics: Physics,
+    pub physics: WorldState,
     /// Goal, success counter and controller memory.
     pub task: TaskState,
 }
 
 mod blob {
-    use super::Physics;
+    use super::WorldState;
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
     use serde::{Deserialize, Deserializer, Serializer, de::Error as _, ser::Error as _};
 
-    pub fn serialize<S: Serializer>(physics: &Physics, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(physics: &WorldState, s: S) -> Result<S::Ok, S::Error> {
         let bytes = bincode::serialize(physics).map_err(S::Error::custom)?;
         s.serialize_str(&STANDARD.encode(bytes))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Physics, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<WorldState, D::Error> {
         let text = String::deserialize(d)?;
         let bytes = STANDARD.decode(text).map_err(D::Error::custom)?;
         bincode::deserialize(&bytes).map_err(D::Error::custom)
@@ -54,7 +54,7 @@ struct Slot {
 /// What every thread reads.
 struct Shared {
     settings: Settings,
-    scene: Scene,
+    scene: Template,
     controller: ArmController,
 }
 
@@ -197,8 +197,8 @@ impl RapierKernel {
         let threads = threads.clamp(1, MAX_THREADS).min(num_envs.max(1));
         let pool = WorkerPool::new(threads)
             .map_err(|e| Error::Shape(format!("cannot start {threads} worker threads: {e}")))?;
-        let scene =
-            Scene::new(settings.cubes, settings.dt).map_err(|e| Error::Backend(e.to_string()))?;
+        let scene = Template::new(settings.cubes, settings.dt)
+            .map_err(|e| Error::Backend(e.to_string()))?;
         let controller = ArmController::panda().map_err(|e| Error::Backend(e.to_string()))?;
         let shared = Shared {
             settings,

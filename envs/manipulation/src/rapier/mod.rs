@@ -3,15 +3,15 @@
 //! Runs trained before the kernel physics became the default replay on it.
 
 mod kernel;
-mod scene;
 mod task;
+mod template;
 mod visuals;
 mod world;
 
 pub use kernel::{ManipState, RapierKernel};
-pub use scene::{CONTACT_SOFTNESS, SOLVER_SUBSTEPS, Scene, SceneError};
 pub use task::{Rapier, control_step, draw};
-pub use world::{Parts, Physics, World};
+pub use template::{CONTACT_SOFTNESS, SOLVER_SUBSTEPS, Template, TemplateError};
+pub use world::{Parts, World, WorldState};
 
 use crate::config::Settings;
 use proprio_core::{

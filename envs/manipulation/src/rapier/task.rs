@@ -1,8 +1,8 @@
 //! The tasks on a rapier world: an episode's start built as a world, the
 //! world measured for rewards and observations, one control step.
 
-use super::scene::Scene;
-use super::world::{Parts, Physics, World};
+use super::template::Template;
+use super::world::{Parts, World, WorldState};
 use crate::config::Settings;
 use crate::controller::ArmController;
 use crate::panda::BodyState;
@@ -13,10 +13,10 @@ use proprio_core::EnvRng;
 /// Draws the start of an episode as a rapier world.
 pub fn draw(
     s: &Settings,
-    scene: &Scene,
+    scene: &Template,
     controller: &ArmController,
     rng: &mut EnvRng,
-) -> (Physics, TaskState) {
+) -> (WorldState, TaskState) {
     let Start {
         q,
         cubes,
@@ -35,7 +35,7 @@ pub fn draw(
 }
 
 /// A rapier world and the handles of its scene, measured.
-pub struct Rapier<'a>(pub &'a Physics, pub &'a Parts);
+pub struct Rapier<'a>(pub &'a WorldState, pub &'a Parts);
 
 impl Measure for Rapier<'_> {
     fn joints(&self) -> ([f32; 9], [f32; 9]) {

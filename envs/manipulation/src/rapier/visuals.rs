@@ -2,7 +2,7 @@
 //! (the Panda's capsules and cylinders, the fingers, the table, the cubes),
 //! dressed as both physics are (the goal marker, the cameras).
 
-use super::world::{Parts, Physics};
+use super::world::{Parts, WorldState};
 use crate::config::Settings;
 use crate::panda::{CUBE_COLOURS, MAX_CUBES};
 use crate::task::TaskState;
@@ -49,7 +49,7 @@ fn shape_of(shape: &dyn rapier3d::parry::shape::Shape) -> Option<(Shape, Vec3, Q
 }
 
 /// Draws the world `p` and the goal of task state `t`.
-pub fn manipulation(s: &Settings, p: &Physics, parts: &Parts, t: &TaskState, scene: &mut Scene) {
+pub fn manipulation(s: &Settings, p: &WorldState, parts: &Parts, t: &TaskState, scene: &mut Scene) {
     let bodies = p.bodies();
     for (handle, collider) in p.colliders().iter() {
         let Some((shape, offset, turn)) = shape_of(collider.shape()) else {

@@ -1,4 +1,4 @@
-//! One env's rapier3d world. [`Physics`] is everything that evolves (what a
+//! One env's rapier3d world. [`WorldState`] is everything that evolves (what a
 //! snapshot saves, bit for bit) with the queries tasks ask of it; [`World`]
 //! adds the pipeline workspaces that do not.
 
@@ -28,7 +28,7 @@ pub struct Parts {
 
 /// Everything that evolves in one world: restoring it continues bit-identically.
 #[derive(Clone, Serialize, Deserialize)]
-pub struct Physics {
+pub struct WorldState {
     gravity: Vector,
     params: IntegrationParameters,
     islands: IslandManager,
@@ -56,14 +56,14 @@ struct Drives {
 
 /// One env's world: its physics plus the workspaces that step it.
 pub struct World {
-    physics: Physics,
+    physics: WorldState,
     pipeline: PhysicsPipeline,
     ccd: CCDSolver,
 }
 
 impl World {
     /// A world that continues from `physics`.
-    pub fn from_physics(physics: Physics) -> Self {
+    pub fn from_physics(physics: WorldState) -> Self {
         Self {
             physics,
             pipeline: PhysicsPipeline::new(),
@@ -72,19 +72,19 @@ impl World {
     }
 
     /// What a snapshot saves.
-    pub fn physics(&self) -> &Physics {
+    pub fn physics(&self) -> &WorldState {
         &self.physics
     }
 
     /// What a snapshot saves, mutably (to set targets or push a cube).
-    pub fn physics_mut(&mut self) -> &mut Physics {
+    pub fn physics_mut(&mut self) -> &mut WorldState {
         &mut self.physics
     }
 
     /// Starts a new episode from `other` (which gets this world's old state), with
     /// fresh workspaces: kept across episodes, they would ratchet up to the largest
     /// contact set any episode ever had, and memory would creep up for hours.
-    pub fn restart(&mut self, other: &mut Physics) {
+    pub fn restart(&mut self, other: &mut WorldState) {
         std::mem::swap(&mut self.physics, other);
         self.pipeline = PhysicsPipeline::new();
         self.ccd = CCDSolver::new();
@@ -119,7 +119,7 @@ impl World {
     }
 }
 
-impl Physics {
+impl WorldState {
     /// An empty world with this gravity and these solver parameters.
     pub(crate) fn empty(gravity: Vector, params: IntegrationParameters) -> Self {
         Self {

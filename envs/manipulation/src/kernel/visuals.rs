@@ -11,7 +11,7 @@ use glam::{Quat, Vec3};
 use proprio_core::{Scene, Shape, Visual};
 
 /// Draws the kernel's arm (its URDF shapes), the table and the cubes of `sim`, and the goal.
-pub fn draw(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scene) {
+pub fn scene(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scene) {
     let k = arm.kinematics(&sim.q);
     for (body, centre, rotation, shape) in &arm.visuals {
         let (r, o) = match body {

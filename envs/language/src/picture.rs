@@ -1,8 +1,8 @@
-//! Procedural jigsaw pictures: seeded scenes with a canonical orientation.
+//! Procedural jigsaw pictures: seeded pictures with a canonical orientation.
 //!
 //! A cut-up picture can only be put back together if its pieces say where
 //! they belong. Like photographs (sky above ground, light from one side),
-//! every scene has a blue sky fading into dark ground from top to bottom
+//! every picture has a blue sky fading into dark ground from top to bottom
 //! (the blue channel) and red light rising from left to right (the red
 //! channel), with random levels and a random green, plus a few random opaque
 //! discs and boxes that hide part of the gradients. No shape is large enough
@@ -27,7 +27,7 @@ pub struct Shape {
 
 /// A picture's description; rendering it is deterministic.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Scene {
+pub struct Picture {
     /// Sky colour at the top (blue channel 180–255).
     pub sky: [u8; 3],
     /// Ground colour at the bottom (blue channel 0–60).
@@ -38,9 +38,9 @@ pub struct Scene {
     pub shapes: Vec<Shape>,
 }
 
-impl Scene {
+impl Picture {
     /// Draws a scene for a `height × width` picture with `shapes` shapes no larger than 0.6 `piece`.
-    pub fn draw(
+    pub fn generate(
         rng: &mut EnvRng,
         height: usize,
         width: usize,

@@ -2,7 +2,7 @@
 //! multibody driven by PD position motors, and up to four cubes, with the
 //! handles to those parts.
 
-use super::world::{Parts, Physics};
+use super::world::{Parts, WorldState};
 use crate::panda::{
     BASE, CUBE_DENSITY, CUBE_HALF, GRIP_FRICTION, MAX_CUBES, MOVING_JOINTS, PANDA_URDF,
     TABLE_FRICTION, TABLE_HALF,
@@ -28,11 +28,11 @@ const OBJECT: Group = Group::GROUP_3;
 /// Why a scene cannot be built.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot build the scene: {0}")]
-pub struct SceneError(pub String);
+pub struct TemplateError(pub String);
 
 /// A template world (arm at zero joint angles, cubes parked) and its parts.
-pub struct Scene {
-    template: Physics,
+pub struct Template {
+    template: WorldState,
     parts: Parts,
 }
 
@@ -44,11 +44,11 @@ fn joint_name(urdf: &urdf_rs::Robot, index: usize) -> &str {
     urdf.joints.get(index).map_or("", |j| j.name.as_str())
 }
 
-impl Scene {
+impl Template {
     /// The table, the arm and `cubes` cubes (at most [`MAX_CUBES`]), stepped every `dt` seconds.
-    pub fn new(cubes: usize, dt: f32) -> Result<Self, SceneError> {
+    pub fn new(cubes: usize, dt: f32) -> Result<Self, TemplateError> {
         if cubes > MAX_CUBES {
-            return Err(SceneError(format!(
+            return Err(TemplateError(format!(
                 "at most {MAX_CUBES} cubes, not {cubes}"
             )));
         }
@@ -63,7 +63,7 @@ impl Scene {
             ..Default::default()
         };
         let (mut robot, urdf) = UrdfRobot::from_str(PANDA_URDF, options, std::path::Path::new("."))
-            .map_err(|e| SceneError(e.to_string()))?;
+            .map_err(|e| TemplateError(e.to_string()))?;
         let names: Vec<&str> = robot
             .joints
             .iter()
@@ -75,7 +75,7 @@ impl Scene {
         };
         params.contact_softness = CONTACT_SOFTNESS;
         params.num_solver_iterations = SOLVER_SUBSTEPS;
-        let mut physics = Physics::empty(Vector::new(0.0, 0.0, -9.81), params);
+        let mut physics = WorldState::empty(Vector::new(0.0, 0.0, -9.81), params);
         let (bodies, colliders, multibodies) = physics.sets_mut();
         robot.append_transform(&Pose::from_translation(Vector::from_array(BASE)));
         let handles = robot.insert_using_multibody_joints(
@@ -97,7 +97,7 @@ impl Scene {
                 .iter()
                 .position(|n| *n == name)
                 .map(|i| &handles.joints[i])
-                .ok_or_else(|| SceneError(format!("the URDF has no joint '{name}'")))
+                .ok_or_else(|| TemplateError(format!("the URDF has no joint '{name}'")))
         };
         let mut joints = [MultibodyJointHandle::invalid(); 9];
         let mut links = [0; 9];
@@ -112,18 +112,18 @@ impl Scene {
             efforts[k] = limit.map_or(0.0, |l| l.effort as f32);
             speeds[k] = limit.map_or(0.0, |l| l.velocity as f32);
             if !(speeds[k] > 0.0 && speeds[k].is_finite()) {
-                return Err(SceneError(format!(
+                return Err(TemplateError(format!(
                     "joint '{name}' needs a positive velocity limit, got {}",
                     speeds[k]
                 )));
             }
             joints[k] = find(name)?
                 .joint
-                .ok_or_else(|| SceneError(format!("joint '{name}' was not inserted")))?;
+                .ok_or_else(|| TemplateError(format!("joint '{name}' was not inserted")))?;
             links[k] = multibodies
                 .get(joints[k])
                 .map(|(_, link)| link)
-                .ok_or_else(|| SceneError(format!("joint '{name}' left the arm's multibody")))?;
+                .ok_or_else(|| TemplateError(format!("joint '{name}' left the arm's multibody")))?;
         }
         let hand = find("panda_finger_joint1")?.link1;
         let mut fingers = [ColliderHandle::invalid(); 2];
@@ -132,7 +132,9 @@ impl Scene {
                 .colliders()
                 .first()
                 .copied()
-                .ok_or_else(|| SceneError(format!("the link moved by '{name}' has no collider")))?;
+                .ok_or_else(|| {
+                    TemplateError(format!("the link moved by '{name}' has no collider"))
+                })?;
         }
         let table = bodies.insert(RigidBodyBuilder::fixed().translation(Vector::new(
             0.0,
@@ -188,7 +190,7 @@ impl Scene {
 
     /// A fresh world: the arm at `q` (7 joint angles, 2 finger openings) holding
     /// that pose, and cube `i` at `cubes[i]` (centre and yaw), at rest.
-    pub fn start(&self, q: &[f32; 9], cubes: &[(Vec3, f32)]) -> Physics {
+    pub fn start(&self, q: &[f32; 9], cubes: &[(Vec3, f32)]) -> WorldState {
         let mut physics = self.template.clone();
         physics.place_arm(&self.parts, q);
         for (i, (centre, yaw)) in cubes.iter().enumerate() {
