@@ -158,8 +158,6 @@ fn write_info(info: &mut Info, distance: f32, success: Option<bool>) {
 proprio_gpu::params! {
     /// The shader's parameter block (read-only storage, as every family's).
     struct Params {
-        num_envs: u32,
-        obs_dim: u32,
         substeps: u32,
         _pad: u32,
         dt: f32,
@@ -190,18 +188,14 @@ impl GpuModel for PuckModel {
         )
     }
 
-    fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8> {
-        let params = Params {
-            num_envs: num_envs as u32,
-            obs_dim: obs_dim as u32,
+    fn params(&self) -> Vec<u8> {
+        Params {
             substeps: self.substeps,
-            _pad: 0,
             dt: self.dt,
             friction: self.friction,
-            _pad1: 0.0,
-            _pad2: 0.0,
-        };
-        bytemuck::bytes_of(&params).to_vec()
+            ..bytemuck::Zeroable::zeroed()
+        }
+        .bytes()
     }
 
     fn write_info(info: &mut Info, values: &[f32], stepped: bool) {

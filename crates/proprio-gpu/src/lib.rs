@@ -70,9 +70,10 @@ pub fn shader<M: GpuModel>(
 }
 
 /// Declares a shader's parameter block once: the `#[repr(C)]` Rust struct
-/// (`Pod`, so the caller depends on `bytemuck`) and its WGSL declaration
-/// `WGSL`, which the family passes to [`shader`], so the two cannot drift
-/// apart. Fields are `u32` or `f32`; the author pads the block to 16 bytes.
+/// (`Pod`, so the caller depends on `bytemuck`), led by the `num_envs` and
+/// `obs_dim` the kernel fills, and its WGSL declaration `WGSL`, which the
+/// family passes to [`shader`], so the two cannot drift apart. Fields are
+/// `u32` or `f32`; the author pads the block to a multiple of 16 bytes.
 #[macro_export]
 macro_rules! params {
     ($(#[$meta:meta])* struct $name:ident { $($field:ident: $ty:ident),* $(,)? }) => {
@@ -80,6 +81,8 @@ macro_rules! params {
         #[repr(C)]
         #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
         struct $name {
+            num_envs: u32,
+            obs_dim: u32,
             $($field: $ty),*
         }
 
@@ -87,9 +90,15 @@ macro_rules! params {
             /// The WGSL declaration of this block.
             const WGSL: &'static str = concat!(
                 "struct ", stringify!($name), " {\n",
+                "    num_envs: u32,\n    obs_dim: u32,\n",
                 $("    ", stringify!($field), ": ", stringify!($ty), ",\n",)*
                 "}\n"
             );
+
+            /// The block as bytes (the kernel fills `num_envs` and `obs_dim`).
+            fn bytes(self) -> Vec<u8> {
+                bytemuck::bytes_of(&self).to_vec()
+            }
         }
     };
 }
@@ -119,8 +128,9 @@ pub trait GpuModel: ChunkedModel {
     const SCRATCH: usize = 0;
     /// The whole WGSL source, entry point `main`, workgroup size [`CHUNK`].
     fn shader(&self) -> String;
-    /// The bytes of the parameter block at binding 0.
-    fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8>;
+    /// The bytes of the parameter block at binding 0; its first two `u32`,
+    /// `num_envs` and `obs_dim`, are the kernel's to fill (`params!` declares them).
+    fn params(&self) -> Vec<u8>;
     /// Writes an env's `info` from its info floats; `stepped` is false for a
     /// freshly started episode (no step outcome yet).
     fn write_info(info: &mut Info, values: &[f32], stepped: bool);
@@ -240,9 +250,19 @@ impl<M: GpuModel> ChunkedGpuKernel<M> {
                 wgpu::BufferUsages::empty(),
             )
         });
+        let mut block = model.params();
+        if block.len() < 8 {
+            return Err(Error::Backend(format!(
+                "{}'s parameter block has {} bytes; it starts with num_envs and obs_dim",
+                M::NAME,
+                block.len()
+            )));
+        }
+        block[..4].copy_from_slice(&(num_envs as u32).to_le_bytes());
+        block[4..8].copy_from_slice(&(obs_dim as u32).to_le_bytes());
         let params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
-            contents: &model.params(num_envs, obs_dim),
+            contents: &block,
             usage: wgpu::BufferUsages::STORAGE,
         });
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -37,7 +37,12 @@ impl ChunkedModel for DrivingModel {
 
     fn step(&self, state: &mut Car, action: &[f32], info: &mut Info) -> Stepped {
         let out = task::control_step(state, action, &self.settings);
-        task::write_info(info, state.speed(), state.progress, Some(&out));
+        task::write_info(
+            info,
+            state.speed(),
+            state.progress,
+            Some((out.success, out.crash as u8)),
+        );
         Stepped::new(out.reward, out.terminated)
     }
 

@@ -64,13 +64,13 @@ pub fn carl_factors(c: &Car, speed_limit: f32, lane_error: f32) -> f32 {
 }
 
 /// Writes the per-step `info` entries: the car's speed and progress, and the step's outcome.
-pub fn write_info(info: &mut Info, speed: f32, progress: f32, out: Option<&StepResult>) {
+pub fn write_info(info: &mut Info, speed: f32, progress: f32, ended: Option<(bool, u8)>) {
     info.clear();
     info.set("speed", f64::from(speed));
     info.set("progress", f64::from(progress));
-    if let Some(out) = out {
-        info.set("success", f64::from(u8::from(out.success)));
-        info.set("crash", out.crash as u8 as f64);
+    if let Some((success, crash)) = ended {
+        info.set("success", f64::from(u8::from(success)));
+        info.set("crash", f64::from(crash));
     }
 }
 

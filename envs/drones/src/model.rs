@@ -41,7 +41,7 @@ impl ChunkedModel for DroneModel {
             [action[0], action[1], action[2], action[3]],
             &self.settings,
         );
-        write_info(info, d.dist, d.goal, Some(&out));
+        write_info(info, d.dist, d.goal, Some((out.success, out.crash as u8)));
         Stepped::new(out.reward, out.terminated)
     }
 

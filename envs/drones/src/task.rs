@@ -294,13 +294,13 @@ pub fn control_step(d: &mut Drone, action: [f32; 4], s: &Settings) -> StepResult
 }
 
 /// Writes the per-step `info` entries.
-pub fn write_info(info: &mut Info, distance: f32, reached: f32, out: Option<&StepResult>) {
+pub fn write_info(info: &mut Info, distance: f32, reached: f32, ended: Option<(bool, u8)>) {
     info.clear();
     info.set("distance", f64::from(distance));
     info.set("reached", f64::from(reached));
-    if let Some(out) = out {
-        info.set("success", f64::from(u8::from(out.success)));
-        info.set("crash", out.crash as u8 as f64);
+    if let Some((success, crash)) = ended {
+        info.set("success", f64::from(u8::from(success)));
+        info.set("crash", f64::from(crash));
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::config::{ActionMode, Settings};
 use crate::state::{Car, MAX_OTHERS, MAX_SEGMENTS};
-use crate::task::{self, Crash, StepResult};
+use crate::task;
 use crate::{DrivingModel, controller, highway, params as p, parking, racing, road, traffic};
 use proprio_core::Info;
 use proprio_gpu::GpuModel;
@@ -14,12 +14,10 @@ use std::fmt::Write;
 proprio_gpu::params! {
     /// The parameter block of the shader (a read-only storage buffer, as the drones').
     struct Params {
-        num_envs: u32,
         substeps: u32,
         task: u32,
         meta_actions: u32,
         kinematic: u32,
-        obs_dim: u32,
         time_limit: u32,
         _pad0: u32,
         dt: f32,
@@ -149,37 +147,24 @@ impl GpuModel for DrivingModel {
         shader_source()
     }
 
-    fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8> {
+    fn params(&self) -> Vec<u8> {
         let s: &Settings = self.settings();
-        let params = Params {
-            num_envs: num_envs as u32,
+        Params {
             substeps: s.substeps,
             task: s.task as u32,
             meta_actions: u32::from(s.action == ActionMode::Meta),
             kinematic: u32::from(s.model == crate::vehicle::Model::Kinematic),
-            obs_dim: obs_dim as u32,
             time_limit: s.time_limit,
-            _pad0: 0,
             dt: s.dt,
             speed_limit: s.speed_limit,
-            _pad1: 0.0,
-            _pad2: 0.0,
-        };
-        bytemuck::bytes_of(&params).to_vec()
+            ..bytemuck::Zeroable::zeroed()
+        }
+        .bytes()
     }
 
     /// `values`: speed, progress, success, crash (`task.wgsl`, `write_info`).
     fn write_info(info: &mut Info, values: &[f32], stepped: bool) {
-        let out = StepResult {
-            reward: 0.0,
-            terminated: false,
-            success: values[2] != 0.0,
-            crash: match values[3] as u8 {
-                1 => Crash::OffRoad,
-                2 => Crash::Collision,
-                _ => Crash::None,
-            },
-        };
-        task::write_info(info, values[0], values[1], stepped.then_some(&out));
+        let ended = stepped.then_some((values[2] != 0.0, values[3] as u8));
+        task::write_info(info, values[0], values[1], ended);
     }
 }

@@ -10,7 +10,7 @@ use crate::params::{
     THRUST_TO_WEIGHT, max_rpm, motor_xy,
 };
 use crate::state::Drone;
-use crate::task::{self, Crash, StepResult, write_info};
+use crate::task::{self, write_info};
 use proprio_core::Info;
 use proprio_gpu::GpuModel;
 use std::fmt::Write;
@@ -20,13 +20,11 @@ proprio_gpu::params! {
     /// uniform one (lavapipe inlines uniform values and recompiled the shader on
     /// every dispatch, 3× slower and leaking ~0.5 MB a step).
     struct Params {
-        num_envs: u32,
         substeps: u32,
         task: u32,
         action_mode: u32,
         count: u32,
         control_hz: u32,
-        obs_dim: u32,
         _pad0: u32,
         dt: f32,
         waypoint_radius: f32,
@@ -92,38 +90,25 @@ impl GpuModel for DroneModel {
         shader_source()
     }
 
-    fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8> {
+    fn params(&self) -> Vec<u8> {
         let s: &Settings = self.settings();
-        let params = Params {
-            num_envs: num_envs as u32,
+        Params {
             substeps: s.substeps,
             task: s.task as u32,
             action_mode: u32::from(s.action == ActionMode::ThrustRates),
             count: s.count,
             control_hz: s.control_hz,
-            obs_dim: obs_dim as u32,
-            _pad0: 0,
             dt: s.dt,
             waypoint_radius: s.waypoint_radius,
             gate_size: s.gate_size,
-            _pad1: 0.0,
-        };
-        bytemuck::bytes_of(&params).to_vec()
+            ..bytemuck::Zeroable::zeroed()
+        }
+        .bytes()
     }
 
     /// `values`: distance, targets reached, success, crash (`shader.wgsl`).
     fn write_info(info: &mut Info, values: &[f32], stepped: bool) {
-        let out = StepResult {
-            reward: 0.0,
-            terminated: false,
-            success: values[2] != 0.0,
-            crash: match values[3] as u8 {
-                1 => Crash::Ground,
-                2 => Crash::Gate,
-                3 => Crash::OutOfBounds,
-                _ => Crash::None,
-            },
-        };
-        write_info(info, values[0], values[1], stepped.then_some(&out));
+        let ended = stepped.then_some((values[2] != 0.0, values[3] as u8));
+        write_info(info, values[0], values[1], ended);
     }
 }

@@ -223,12 +223,13 @@ impl GpuModel for KernelModel {
         shader_source(self.arm())
     }
 
-    fn params(&self, num_envs: usize, obs_dim: usize) -> Vec<u8> {
+    fn params(&self) -> Vec<u8> {
         let s = self.settings();
         let hold = |task| crate::reward::task_hold_steps(task, s.control_hz);
+        // num_envs and obs_dim first: the kernel fills them.
         let header = [
-            num_envs as u32,
-            obs_dim as u32,
+            0,
+            0,
             s.substeps,
             s.task as u32,
             s.control as u32,
