@@ -6,6 +6,7 @@
 //! model cost), and the checkpoint hooks (videos).
 
 use crate::base::error::{LearnError, Result};
+use crate::base::hyper::Budget;
 use crate::env::{EnvSource, Evaluation, NormalizerStats, record_reward_cost};
 use crate::nets::acting::{POLICY_FILE, PolicyFile};
 use crate::run::{Progress, Run, RunInfo, next_multiple, parse_config, write_json};
@@ -31,6 +32,18 @@ pub struct Cadence {
 }
 
 impl Cadence {
+    /// The cadence of a learner with `budget` that logs every `log_every`
+    /// env steps and learns after `learning_starts`.
+    pub fn new(budget: Budget, log_every: u64, learning_starts: u64) -> Self {
+        Self {
+            total_steps: budget.total_steps,
+            log_every,
+            eval_every: budget.eval_every,
+            eval_episodes: budget.eval_episodes,
+            learning_starts,
+        }
+    }
+
     /// Rejects a schedule under which the learner would never update.
     pub fn check(&self, name: &str) -> Result<()> {
         if self.learning_starts > 0 && self.total_steps <= self.learning_starts {

@@ -199,12 +199,6 @@ fn legacy_policy_file(dir: &Path, info: &RunInfo, action_space: &Space) -> Resul
                 };
                 (net, "model.bpk")
             }
-            Algo::Archer => {
-                return Err(LearnError::Config(format!(
-                    "{}: an ArCHer checkpoint names its policy in policy.json, and it is missing",
-                    dir.display()
-                )));
-            }
             Algo::Td3 => {
                 let cfg: Td3Config = from_run_json(dir, "config", &info.config)?;
                 let net = PolicyNet::Deterministic {
@@ -212,6 +206,14 @@ fn legacy_policy_file(dir: &Path, info: &RunInfo, action_space: &Space) -> Resul
                     noise: cfg.exploration_noise,
                 };
                 (net, "actor.bpk")
+            }
+            // Every learner since these writes policy.json with each checkpoint.
+            other => {
+                return Err(LearnError::Config(format!(
+                    "{}: a checkpoint of {} names its policy in policy.json, and it is missing",
+                    dir.display(),
+                    other.name()
+                )));
             }
         }
     };

@@ -76,58 +76,70 @@ struct Entry {
     acts: Acts,
     defaults: fn(&Space) -> Result<Value>,
     build: fn(&RunInfo) -> Result<Box<dyn Learner>>,
+    /// What `proprio train` says when this row is not the algorithm's usual learner.
+    note: Option<&'static str>,
 }
 
 /// Every learner, first match wins. PPO on token answers is the group
-/// learner with `advantage = gae` (token-level PPO).
+/// learner with `advantage = gae` (token-level PPO), and says so.
 const LEARNERS: &[Entry] = &[
     Entry {
         algo: Algo::Ppo,
         acts: Acts::Tokens,
         defaults: grpo::token_ppo_defaults,
         build: grpo::build,
+        note: Some(
+            "PPO on token answers trains the sequence policy with the group learner's token-level PPO (advantage = gae); --algo grpo for group-relative advantages",
+        ),
     },
     Entry {
         algo: Algo::Ppo,
         acts: Acts::Any,
         defaults: ppo::defaults,
         build: ppo::build,
+        note: None,
     },
     Entry {
         algo: Algo::Sac,
         acts: Acts::Box,
         defaults: sac::defaults,
         build: sac::build,
+        note: None,
     },
     Entry {
         algo: Algo::Td3,
         acts: Acts::Box,
         defaults: td3::defaults,
         build: td3::build,
+        note: None,
     },
     Entry {
         algo: Algo::Dsac,
         acts: Acts::Box,
         defaults: dsac::defaults,
         build: dsac::build,
+        note: None,
     },
     Entry {
         algo: Algo::Grpo,
         acts: Acts::Any,
         defaults: grpo::defaults,
         build: grpo::build,
+        note: None,
     },
     Entry {
         algo: Algo::Archer,
         acts: Acts::Tokens,
         defaults: archer::defaults,
         build: archer::build,
+        note: None,
     },
     Entry {
         algo: Algo::Bc,
         acts: Acts::Any,
         defaults: bc::defaults,
         build: bc::build,
+        note: None,
     },
 ];
 
@@ -217,6 +229,9 @@ pub fn train(request: TrainRequest) -> Result<PathBuf> {
     // A bad eval_config is refused now, not at the first evaluation.
     info.env.for_evaluation()?;
     let dir = request.out.unwrap_or_else(|| default_dir(&info));
+    if let Some(note) = entry(info.algo, &spec.action_space)?.note {
+        eprintln!("{note}");
+    }
     let mut learner = build(&info, None)?;
     learner.cadence().check(learner.name())?;
     if let Some(source) = &request.init {

@@ -1,9 +1,11 @@
 //! What every part of the learner stands on: errors, host↔tensor copies,
-//! gradient clipping, Polyak averaging, the compute device, and the named random streams.
+//! gradient clipping, Polyak averaging, the compute device, the named random
+//! streams, and the hyper-parameters every algorithm has.
 
 pub mod device;
 pub mod error;
 pub mod grad;
+pub mod hyper;
 pub mod polyak;
 pub mod seeds;
 pub mod store;

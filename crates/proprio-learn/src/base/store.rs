@@ -48,3 +48,32 @@ pub fn load_optimizer(optim: ModuleOptimizer, dir: &Path, name: &str) -> Result<
 pub fn module_device<M: Module>(module: &M) -> Device {
     module.devices().into_iter().next().unwrap_or_default()
 }
+
+/// A learner's `save` and `load` from one list of its modules and optimizers
+/// with their file names, so the two cannot disagree.
+macro_rules! checkpoint_files {
+    (
+        modules { $($module:ident: $module_file:literal),* $(,)? }
+        optimizers { $($optim:ident: $optim_file:literal),* $(,)? }
+    ) => {
+        fn save(&self, dir: &std::path::Path) -> $crate::base::error::Result<()> {
+            $( $crate::base::store::save_module(&self.$module, dir, $module_file)?; )*
+            $( $crate::base::store::save_optimizer(&self.$optim, dir, $optim_file)?; )*
+            Ok(())
+        }
+
+        fn load(&mut self, dir: &std::path::Path) -> $crate::base::error::Result<()> {
+            $(
+                self.$module =
+                    $crate::base::store::load_module(self.$module.clone(), &dir.join($module_file))?;
+            )*
+            $(
+                self.$optim =
+                    $crate::base::store::load_optimizer(self.$optim.clone(), dir, $optim_file)?;
+            )*
+            Ok(())
+        }
+    };
+}
+
+pub(crate) use checkpoint_files;

@@ -5,60 +5,56 @@
 use crate::nets::sequence::SequenceShape;
 use serde::{Deserialize, Serialize};
 
-/// Every ArCHer hyper-parameter; `--set key=value` overrides any of them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArcherConfig {
-    /// Env steps (turns, summed over envs) to train for.
-    pub total_steps: u64,
-    /// Envs stepped together; each iteration adds one turn per env to the replay.
-    pub num_envs: usize,
-    /// Replay capacity in turns.
-    pub buffer_size: usize,
-    /// Turns per critic and per actor minibatch (ArCHer: 256).
-    pub batch_size: usize,
-    /// Env steps before the first critic update.
-    pub learning_starts: u64,
-    /// Env steps before the first actor update: the critic learns first (ArCHer's warm-up).
-    pub actor_starts: u64,
-    /// Critic minibatch steps per iteration.
-    pub critic_updates: usize,
-    /// Actor minibatch steps per iteration.
-    pub actor_updates: usize,
-    /// Discount per turn (ArCHer: 0.95 on Twenty Questions).
-    pub gamma: f32,
-    /// Polyak rate of the target critics per critic step (ArCHer: 0.1).
-    pub tau: f64,
-    /// Adam learning rate of the critics.
-    pub critic_lr: f64,
-    /// Adam learning rate of the actor.
-    pub actor_lr: f64,
-    /// Global gradient-norm bound of each update.
-    pub max_grad_norm: f64,
-    /// Divide each actor batch's token advantages by their root mean square.
-    pub normalize_advantage: bool,
-    /// Entropy bonus per token.
-    pub ent_coef: f32,
-    /// Weight of the actor's token baseline loss (its value head regressing the turn advantage).
-    pub vf_coef: f32,
-    /// Sampling temperature of the actor.
-    pub temperature: f32,
-    /// Transformer width (actor and each critic).
-    pub d_model: usize,
-    /// Attention heads.
-    pub n_heads: usize,
-    /// Transformer layers.
-    pub n_layers: usize,
-    /// Feed-forward width.
-    pub d_ff: usize,
-    /// Side of image patches.
-    pub patch: usize,
-    /// A metrics row every this many env steps (its losses and episodes are the means since the last).
-    pub log_every: u64,
-    /// Evaluate the greedy policy every this many env steps (0: only at the end).
-    pub eval_every: u64,
-    /// Episodes per evaluation.
-    pub eval_episodes: usize,
+crate::base::hyper::hyperparameters! {
+    /// Every ArCHer hyper-parameter; `--set key=value` overrides any of them.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct ArcherConfig {
+        /// Envs stepped together; each iteration adds one turn per env to the replay.
+        pub num_envs: usize,
+        /// Replay capacity in turns.
+        pub buffer_size: usize,
+        /// Turns per critic and per actor minibatch (ArCHer: 256).
+        pub batch_size: usize,
+        /// Env steps before the first critic update.
+        pub learning_starts: u64,
+        /// Env steps before the first actor update: the critic learns first (ArCHer's warm-up).
+        pub actor_starts: u64,
+        /// Critic minibatch steps per iteration.
+        pub critic_updates: usize,
+        /// Actor minibatch steps per iteration.
+        pub actor_updates: usize,
+        /// Discount per turn (ArCHer: 0.95 on Twenty Questions).
+        pub gamma: f32,
+        /// Polyak rate of the target critics per critic step (ArCHer: 0.1).
+        pub tau: f64,
+        /// Adam learning rate of the critics.
+        pub critic_lr: f64,
+        /// Adam learning rate of the actor.
+        pub actor_lr: f64,
+        /// Global gradient-norm bound of each update.
+        pub max_grad_norm: f64,
+        /// Divide each actor batch's token advantages by their root mean square.
+        pub normalize_advantage: bool,
+        /// Entropy bonus per token.
+        pub ent_coef: f32,
+        /// Weight of the actor's token baseline loss (its value head regressing the turn advantage).
+        pub vf_coef: f32,
+        /// Sampling temperature of the actor.
+        pub temperature: f32,
+        /// Transformer width (actor and each critic).
+        pub d_model: usize,
+        /// Attention heads.
+        pub n_heads: usize,
+        /// Transformer layers.
+        pub n_layers: usize,
+        /// Feed-forward width.
+        pub d_ff: usize,
+        /// Side of image patches.
+        pub patch: usize,
+        /// A metrics row every this many env steps (its losses and episodes are the means since the last).
+        pub log_every: u64,
+    }
 }
 
 impl Default for ArcherConfig {

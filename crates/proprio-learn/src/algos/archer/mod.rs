@@ -218,13 +218,11 @@ impl Learner for Archer {
     }
 
     fn cadence(&self) -> Cadence {
-        Cadence {
-            total_steps: self.cfg.total_steps,
-            log_every: self.cfg.log_every,
-            eval_every: self.cfg.eval_every,
-            eval_episodes: self.cfg.eval_episodes,
-            learning_starts: self.cfg.learning_starts,
-        }
+        Cadence::new(
+            self.cfg.budget(),
+            self.cfg.log_every,
+            self.cfg.learning_starts,
+        )
     }
 
     fn global_step(&self) -> u64 {

@@ -35,37 +35,33 @@ use proprio_reward::SharedHead;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Behaviour-cloning hyper-parameters; the architecture keys are the group learner's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BcConfig {
-    /// The demonstrations file (`proprio demos`), collected on this run's env stack.
-    pub demos: PathBuf,
-    /// Demonstration rows to train on, summed over epochs (rounded up to whole epochs).
-    pub total_steps: u64,
-    /// Rows per Adam step.
-    pub batch_size: usize,
-    /// Adam step size (OpenVLA fine-tunes at 5e-4 with LoRA; an MLP from scratch takes 1e-3).
-    pub learning_rate: f64,
-    /// Adam ε.
-    pub adam_eps: f32,
-    /// Global gradient-norm bound.
-    pub max_grad_norm: f64,
-    /// Hidden layers of the actor and critic (the critic stays untrained; `gae` learners fit it).
-    pub hidden: Vec<usize>,
-    /// Box actions as this many values per component, one token each (0: a Gaussian).
-    pub action_bins: usize,
-    /// The CNN image observations go through first.
-    pub cnn: CnnConfig,
-    /// The encoder of an instruction's tokens.
-    pub text: TextConfig,
-    /// Half-open ranges of flat observation components only the critic reads.
-    pub critic_only: Vec<[usize; 2]>,
-    /// The sampling temperature `policy.json` records (the group learner's, for `--init`).
-    pub temperature: f32,
-    /// Evaluate the greedy policy every this many rows (0: only at the end).
-    pub eval_every: u64,
-    /// Episodes per evaluation.
-    pub eval_episodes: usize,
+crate::base::hyper::hyperparameters! {
+    /// Behaviour-cloning hyper-parameters; the architecture keys are the group learner's.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct BcConfig {
+        /// The demonstrations file (`proprio demos`), collected on this run's env stack.
+        pub demos: PathBuf,
+        /// Rows per Adam step.
+        pub batch_size: usize,
+        /// Adam step size (OpenVLA fine-tunes at 5e-4 with LoRA; an MLP from scratch takes 1e-3).
+        pub learning_rate: f64,
+        /// Adam ε.
+        pub adam_eps: f32,
+        /// Global gradient-norm bound.
+        pub max_grad_norm: f64,
+        /// Hidden layers of the actor and critic (the critic stays untrained; `gae` learners fit it).
+        pub hidden: Vec<usize>,
+        /// Box actions as this many values per component, one token each (0: a Gaussian).
+        pub action_bins: usize,
+        /// The CNN image observations go through first.
+        pub cnn: CnnConfig,
+        /// The encoder of an instruction's tokens.
+        pub text: TextConfig,
+        /// Half-open ranges of flat observation components only the critic reads.
+        pub critic_only: Vec<[usize; 2]>,
+        /// The sampling temperature `policy.json` records (the group learner's, for `--init`).
+        pub temperature: f32,
+    }
 }
 
 impl Default for BcConfig {
@@ -236,13 +232,7 @@ impl Learner for Bc {
     }
 
     fn cadence(&self) -> Cadence {
-        Cadence {
-            total_steps: self.cfg.total_steps,
-            log_every: 1,
-            eval_every: self.cfg.eval_every,
-            eval_episodes: self.cfg.eval_episodes,
-            learning_starts: 0,
-        }
+        Cadence::new(self.cfg.budget(), 1, 0)
     }
 
     fn global_step(&self) -> u64 {

@@ -15,7 +15,6 @@ pub use loss::{SAMPLE_CLIP, TD_BOUND_SIGMAS, critic_loss, gaussian};
 use crate::algos::offpolicy::SacConfig;
 use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
 use crate::base::error::{LearnError, Result};
-use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
 use crate::env::EnvSource;
 use crate::learner::{self, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
@@ -27,7 +26,6 @@ use burn::prelude::*;
 use proprio::EnvRng;
 use proprio::Space;
 use proprio::serde_json::{Map, Value, json};
-use std::path::Path;
 
 /// A DSAC-T learner bound to its training envs.
 pub type Dsac = OffPolicy<DistributionalSac>;
@@ -206,27 +204,19 @@ impl Algorithm for DistributionalSac {
         }
     }
 
-    fn save(&self, dir: &Path) -> Result<()> {
-        save_module(&self.actor, dir, "actor.bpk")?;
-        save_module(&self.target_actor, dir, "target_actor.bpk")?;
-        save_module(&self.critics, dir, "critics.bpk")?;
-        save_module(&self.target_critics, dir, "target.bpk")?;
-        save_module(&self.temperature, dir, "temperature.bpk")?;
-        save_optimizer(&self.actor_optim, dir, "actor_optimizer.bpk")?;
-        save_optimizer(&self.q_optim, dir, "q_optimizer.bpk")?;
-        save_optimizer(&self.alpha_optim, dir, "alpha_optimizer.bpk")
-    }
-
-    fn load(&mut self, dir: &Path) -> Result<()> {
-        self.actor = load_module(self.actor.clone(), &dir.join("actor.bpk"))?;
-        self.target_actor = load_module(self.target_actor.clone(), &dir.join("target_actor.bpk"))?;
-        self.critics = load_module(self.critics.clone(), &dir.join("critics.bpk"))?;
-        self.target_critics = load_module(self.target_critics.clone(), &dir.join("target.bpk"))?;
-        self.temperature = load_module(self.temperature.clone(), &dir.join("temperature.bpk"))?;
-        self.actor_optim = load_optimizer(self.actor_optim.clone(), dir, "actor_optimizer.bpk")?;
-        self.q_optim = load_optimizer(self.q_optim.clone(), dir, "q_optimizer.bpk")?;
-        self.alpha_optim = load_optimizer(self.alpha_optim.clone(), dir, "alpha_optimizer.bpk")?;
-        Ok(())
+    crate::base::store::checkpoint_files! {
+        modules {
+            actor: "actor.bpk",
+            target_actor: "target_actor.bpk",
+            critics: "critics.bpk",
+            target_critics: "target.bpk",
+            temperature: "temperature.bpk",
+        }
+        optimizers {
+            actor_optim: "actor_optimizer.bpk",
+            q_optim: "q_optimizer.bpk",
+            alpha_optim: "alpha_optimizer.bpk",
+        }
     }
 }
 

@@ -48,94 +48,90 @@ pub enum LossAggregation {
     Constant,
 }
 
-/// Every group-learner hyper-parameter; `--set key=value` overrides any of them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GrpoConfig {
-    /// Env steps (summed over rollouts) to train for.
-    pub total_steps: u64,
-    /// Rollouts per group, all from one snapshot (G; DeepSeekMath: 64, DAPO: 16).
-    pub group_size: usize,
-    /// Groups per iteration (distinct starts).
-    pub groups: usize,
-    /// Sampling temperature of rollouts; log-probabilities are taken at it too (verl).
-    pub temperature: f32,
-    /// Advantage estimator (`std`, `none`, `leave_one_out`; `gae` is PPO).
-    pub advantage: AdvantageMode,
-    /// Outcome, per-step or per-position rewards.
-    pub reward: RewardMode,
-    /// ε_low of the clipped ratio `clip(ρ, 1 − ε_low, 1 + ε_high)` (PPO/GRPO: 0.2).
-    pub clip_low: f32,
-    /// ε_high, clip-higher (DAPO: 0.28; GRPO: 0.2).
-    pub clip_high: f32,
-    /// Loss aggregation (DAPO: token).
-    pub loss_aggregation: LossAggregation,
-    /// Dr. GRPO's constant, in units (default: the most units one rollout can take).
-    pub loss_constant: Option<f64>,
-    /// β of the k3 KL penalty to the frozen initial policy (DeepSeekMath: 0.04; DAPO, Dr. GRPO: 0).
-    pub kl_coef: f32,
-    /// Drop groups whose rewards are all equal (DAPO's dynamic sampling).
-    pub drop_equal_groups: bool,
-    /// With `drop_equal_groups`, collect up to this many more batches of
-    /// groups per iteration and keep their unequal groups until `groups` are
-    /// kept (DAPO's `max_num_gen_batches`; 0: no refill, a smaller batch).
-    #[serde(default)]
-    pub max_refills: usize,
-    /// Passes over each batch (GRPO's μ).
-    pub update_epochs: usize,
-    /// Minibatches per pass.
-    pub num_minibatches: usize,
-    /// Adam learning rate.
-    pub learning_rate: f64,
-    /// Anneal the learning rate linearly to 0.
-    pub anneal_lr: bool,
-    /// Adam epsilon.
-    pub adam_eps: f32,
-    /// Global gradient-norm bound (verl: 1.0).
-    pub max_grad_norm: f64,
-    /// Entropy bonus coefficient.
-    pub ent_coef: f32,
-    /// Discount per unit, for `gae` and `per_step` (LLM PPO: 1.0).
-    pub gamma: f32,
-    /// GAE λ, for `gae`.
-    pub gae_lambda: f32,
-    /// Value-loss coefficient, for `gae`.
-    pub vf_coef: f32,
-    /// Hidden layers of the MLP policy for control envs (CleanRL: 64, 64).
-    pub hidden: Vec<usize>,
-    /// Box actions as this many values per component, one token each
-    /// (RT-2's action tokens), so every token has its own log-probability
-    /// and clipped ratio; 0: a Gaussian, one term per action.
-    #[serde(default)]
-    pub action_bins: usize,
-    /// The CNN image observations go through first, for control envs (PPO's `cnn`).
-    #[serde(default)]
-    pub cnn: CnnConfig,
-    /// The encoder of an instruction's tokens, for control envs (PPO's `text`).
-    #[serde(default)]
-    pub text: TextConfig,
-    /// Half-open ranges of flat observation components only the critic reads
-    /// (PPO's `critic_only`: an actor of pixels, proprioception and instruction).
-    #[serde(default)]
-    pub critic_only: Vec<[usize; 2]>,
-    /// Transformer width, for token envs.
-    pub d_model: usize,
-    /// Attention heads.
-    pub n_heads: usize,
-    /// Transformer layers.
-    pub n_layers: usize,
-    /// Feed-forward width.
-    pub d_ff: usize,
-    /// Side of image patches.
-    pub patch: usize,
-    /// Keep each env's keys and values between sampling steps (the sequence
-    /// policy's KV cache); `false` reads every transcript in full each step.
-    #[serde(default = "enabled")]
-    pub kv_cache: bool,
-    /// Evaluate the greedy policy every this many env steps (0: only at the end).
-    pub eval_every: u64,
-    /// Episodes per evaluation.
-    pub eval_episodes: usize,
+crate::base::hyper::hyperparameters! {
+    /// Every group-learner hyper-parameter; `--set key=value` overrides any of them.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct GrpoConfig {
+        /// Rollouts per group, all from one snapshot (G; DeepSeekMath: 64, DAPO: 16).
+        pub group_size: usize,
+        /// Groups per iteration (distinct starts).
+        pub groups: usize,
+        /// Sampling temperature of rollouts; log-probabilities are taken at it too (verl).
+        pub temperature: f32,
+        /// Advantage estimator (`std`, `none`, `leave_one_out`; `gae` is PPO).
+        pub advantage: AdvantageMode,
+        /// Outcome, per-step or per-position rewards.
+        pub reward: RewardMode,
+        /// ε_low of the clipped ratio `clip(ρ, 1 − ε_low, 1 + ε_high)` (PPO/GRPO: 0.2).
+        pub clip_low: f32,
+        /// ε_high, clip-higher (DAPO: 0.28; GRPO: 0.2).
+        pub clip_high: f32,
+        /// Loss aggregation (DAPO: token).
+        pub loss_aggregation: LossAggregation,
+        /// Dr. GRPO's constant, in units (default: the most units one rollout can take).
+        pub loss_constant: Option<f64>,
+        /// β of the k3 KL penalty to the frozen initial policy (DeepSeekMath: 0.04; DAPO, Dr. GRPO: 0).
+        pub kl_coef: f32,
+        /// Drop groups whose rewards are all equal (DAPO's dynamic sampling).
+        pub drop_equal_groups: bool,
+        /// With `drop_equal_groups`, collect up to this many more batches of
+        /// groups per iteration and keep their unequal groups until `groups` are
+        /// kept (DAPO's `max_num_gen_batches`; 0: no refill, a smaller batch).
+        #[serde(default)]
+        pub max_refills: usize,
+        /// Passes over each batch (GRPO's μ).
+        pub update_epochs: usize,
+        /// Minibatches per pass.
+        pub num_minibatches: usize,
+        /// Adam learning rate.
+        pub learning_rate: f64,
+        /// Anneal the learning rate linearly to 0.
+        pub anneal_lr: bool,
+        /// Adam epsilon.
+        pub adam_eps: f32,
+        /// Global gradient-norm bound (verl: 1.0).
+        pub max_grad_norm: f64,
+        /// Entropy bonus coefficient.
+        pub ent_coef: f32,
+        /// Discount per unit, for `gae` and `per_step` (LLM PPO: 1.0).
+        pub gamma: f32,
+        /// GAE λ, for `gae`.
+        pub gae_lambda: f32,
+        /// Value-loss coefficient, for `gae`.
+        pub vf_coef: f32,
+        /// Hidden layers of the MLP policy for control envs (CleanRL: 64, 64).
+        pub hidden: Vec<usize>,
+        /// Box actions as this many values per component, one token each
+        /// (RT-2's action tokens), so every token has its own log-probability
+        /// and clipped ratio; 0: a Gaussian, one term per action.
+        #[serde(default)]
+        pub action_bins: usize,
+        /// The CNN image observations go through first, for control envs (PPO's `cnn`).
+        #[serde(default)]
+        pub cnn: CnnConfig,
+        /// The encoder of an instruction's tokens, for control envs (PPO's `text`).
+        #[serde(default)]
+        pub text: TextConfig,
+        /// Half-open ranges of flat observation components only the critic reads
+        /// (PPO's `critic_only`: an actor of pixels, proprioception and instruction).
+        #[serde(default)]
+        pub critic_only: Vec<[usize; 2]>,
+        /// Transformer width, for token envs.
+        pub d_model: usize,
+        /// Attention heads.
+        pub n_heads: usize,
+        /// Transformer layers.
+        pub n_layers: usize,
+        /// Feed-forward width.
+        pub d_ff: usize,
+        /// Side of image patches.
+        pub patch: usize,
+        /// Keep each env's keys and values between sampling steps (the sequence
+        /// policy's KV cache); `false` reads every transcript in full each step.
+        #[serde(default = "enabled")]
+        pub kv_cache: bool,
+    }
 }
 
 impl Default for GrpoConfig {

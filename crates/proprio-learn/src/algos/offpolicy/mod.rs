@@ -8,6 +8,7 @@ mod soft;
 pub use soft::SacConfig;
 
 use crate::base::error::{LearnError, Result};
+use crate::base::hyper::Budget;
 use crate::base::seeds::{evaluation_seed, learner_rng};
 use crate::base::tensor::matrix;
 use crate::env::{EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
@@ -25,11 +26,63 @@ use std::path::Path;
 /// Env steps between metrics rows.
 const LOG_EVERY: u64 = 1_000;
 
+/// Declares an off-policy algorithm's hyper-parameter struct with the replay
+/// schedule's keys appended (then the loop's, by `hyperparameters!`) and
+/// `schedule()`: the keys written once for SAC, DSAC-T and TD3.
+macro_rules! replay_hyperparameters {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$field_meta:meta])* pub $field:ident : $ty:ty ),* $(,)?
+        }
+    ) => {
+        $crate::base::hyper::hyperparameters! {
+            $(#[$meta])*
+            pub struct $name {
+                $( $(#[$field_meta])* pub $field: $ty, )*
+                /// Envs stepped in parallel; each step adds `num_envs` transitions (CleanRL: 1).
+                pub num_envs: usize,
+                /// Replay buffer capacity in transitions (CleanRL: 1e6).
+                pub buffer_size: usize,
+                /// Transitions per gradient step (CleanRL: 256).
+                pub batch_size: usize,
+                /// Env steps of uniformly random actions before learning (CleanRL: SAC 5e3, TD3 25e3).
+                pub learning_starts: u64,
+                /// Discount factor, also the return normaliser's (CleanRL: 0.99).
+                pub gamma: f32,
+                /// Normalise observations (CleanRL: no).
+                pub normalize: bool,
+                /// Threads of the update's matrix products (Proprio: 1; on the 2-core VM,
+                /// 256-wide layers split over 2 threads made a whole run 25% slower).
+                pub update_threads: usize,
+            }
+        }
+
+        impl $name {
+            /// The off-policy loop's settings.
+            pub fn schedule(&self) -> $crate::algos::offpolicy::Schedule {
+                $crate::algos::offpolicy::Schedule {
+                    budget: self.budget(),
+                    num_envs: self.num_envs,
+                    buffer_size: self.buffer_size,
+                    batch_size: self.batch_size,
+                    learning_starts: self.learning_starts,
+                    gamma: self.gamma,
+                    normalize: self.normalize,
+                    update_threads: self.update_threads,
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use replay_hyperparameters;
+
 /// The settings of the loop, which every off-policy config holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schedule {
-    /// Env steps (summed over envs) to train for.
-    pub total_steps: u64,
+    /// When the loop stops and evaluates.
+    pub budget: Budget,
     /// Envs stepped in parallel; each step adds `num_envs` transitions.
     pub num_envs: usize,
     /// Replay buffer capacity in transitions.
@@ -44,10 +97,6 @@ pub struct Schedule {
     pub normalize: bool,
     /// Threads of the update's matrix products.
     pub update_threads: usize,
-    /// Evaluate the deterministic policy every this many env steps (0: only at the end).
-    pub eval_every: u64,
-    /// Episodes per evaluation.
-    pub eval_episodes: usize,
 }
 
 impl Schedule {
@@ -57,7 +106,7 @@ impl Schedule {
             || self.batch_size == 0
             || self.buffer_size == 0
             || self.update_threads == 0
-            || self.eval_episodes == 0
+            || self.budget.eval_episodes == 0
         {
             return Err(
                 "num_envs, batch_size, buffer_size, update_threads and eval_episodes must be positive"
@@ -199,7 +248,9 @@ impl<A: Algorithm> OffPolicy<A> {
                     s.update_threads
                 ))
             })?;
-        let capacity = s.buffer_size.min(s.total_steps as usize + s.num_envs);
+        let capacity = s
+            .buffer_size
+            .min(s.budget.total_steps as usize + s.num_envs);
         let num_envs = s.num_envs;
         Ok(Self {
             next_obs: env.venv_ref().batch().obs.clone(),
@@ -281,13 +332,7 @@ impl<A: Algorithm> Learner for OffPolicy<A> {
 
     fn cadence(&self) -> Cadence {
         let s = &self.schedule;
-        Cadence {
-            total_steps: s.total_steps,
-            log_every: LOG_EVERY,
-            eval_every: s.eval_every,
-            eval_episodes: s.eval_episodes,
-            learning_starts: s.learning_starts,
-        }
+        Cadence::new(s.budget, LOG_EVERY, s.learning_starts)
     }
 
     fn global_step(&self) -> u64 {

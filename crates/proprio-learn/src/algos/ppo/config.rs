@@ -6,102 +6,98 @@ use crate::nets::encoder::CnnConfig;
 use crate::nets::instruction::TextConfig;
 use serde::{Deserialize, Serialize};
 
-/// Every PPO hyper-parameter; `--set key=value` overrides any of them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PpoConfig {
-    /// Env steps (summed over envs) to train for.
-    pub total_steps: u64,
-    /// Envs stepped in parallel (CleanRL: 4 discrete, 1 continuous).
-    pub num_envs: usize,
-    /// Steps per env per rollout (CleanRL: 128 discrete, 2048 continuous).
-    pub num_steps: usize,
-    /// Adam learning rate (CleanRL: 2.5e-4 discrete, 3e-4 continuous).
-    pub learning_rate: f64,
-    /// Anneal the learning rate linearly to 0 over training (CleanRL: true).
-    pub anneal_lr: bool,
-    /// Discount factor (CleanRL: 0.99).
-    pub gamma: f32,
-    /// GAE lambda (CleanRL: 0.95).
-    pub gae_lambda: f32,
-    /// Minibatches per epoch (CleanRL: 4 discrete, 32 continuous).
-    pub num_minibatches: usize,
-    /// Epochs over each rollout (CleanRL: 4 discrete, 10 continuous).
-    pub update_epochs: usize,
-    /// Normalise advantages per minibatch (CleanRL: true).
-    pub norm_adv: bool,
-    /// Surrogate clipping coefficient (CleanRL: 0.2).
-    pub clip_coef: f32,
-    /// Clip the value loss around the old values (CleanRL: true).
-    pub clip_vloss: bool,
-    /// Entropy bonus coefficient (CleanRL: 0.01 discrete, 0.0 continuous).
-    pub ent_coef: f32,
-    /// Value loss coefficient (CleanRL: 0.5).
-    pub vf_coef: f32,
-    /// Global gradient-norm bound (CleanRL: 0.5).
-    pub max_grad_norm: f64,
-    /// Stop the epochs early when the approximate KL exceeds this (CleanRL: off).
-    pub target_kl: Option<f32>,
-    /// Normalise observations and rewards, clipped to ±10 (CleanRL: continuous only).
-    pub normalize: bool,
-    /// With `normalize`, normalise the observations too (CleanRL: yes; SB3's
-    /// `norm_obs`). Off, only rewards are: the running statistics keep moving
-    /// as the policy improves and its states narrow, which shifts a
-    /// deterministic policy's inputs after its learning rate has annealed away.
-    #[serde(default = "yes")]
-    pub normalize_obs: bool,
-    /// Hidden layer sizes of actor and critic (CleanRL: 64, 64, tanh).
-    pub hidden: Vec<usize>,
-    /// The CNN image observations go through first (see `encoder::CnnConfig`).
-    #[serde(default)]
-    pub cnn: CnnConfig,
-    /// The encoder of an instruction's token ids (see `instruction::TextConfig`).
-    #[serde(default)]
-    pub text: TextConfig,
-    /// Half-open ranges `[start, end)` of observation values only the critic
-    /// reads (asymmetric actor-critic, Pinto et al. 2017: privileged state for
-    /// the value, not the policy); empty: both read everything.
-    #[serde(default)]
-    pub critic_only: Vec<[usize; 2]>,
-    /// Weight of an auxiliary loss: a linear head on the actor's features
-    /// predicts the `critic_only` values (game-feature prediction, Lample &
-    /// Chaplot 2017), so an image encoder learns to see what only the critic
-    /// is told; 0: off.
-    #[serde(default)]
-    pub aux_coef: f32,
-    /// Squash the Gaussian's mean into the action box with tanh, so the
-    /// deterministic policy cannot saturate the actuators and flicker
-    /// between their limits (CleanRL: no; the mean is unbounded and the env clips).
-    #[serde(default)]
-    pub squash_mean: bool,
-    /// Weight of a penalty on Gaussian means beyond the action box widened by
-    /// 10% (rl_games' `bounds_loss_coef`, 1e-4 in IsaacGymEnvs; CleanRL: none):
-    /// past the box the env clips every sample alike and nothing pulls the
-    /// mean back within reach of exploration; 0: off.
-    #[serde(default)]
-    pub bound_coef: f32,
-    /// Initial log standard deviation of a Gaussian policy (CleanRL: 0, σ = 1;
-    /// RL Zoo's PyBullet recipes: −2). Actions start this noisy and the
-    /// learner narrows them from there.
-    #[serde(default)]
-    pub log_std_init: f32,
-    /// Box actions as this many evenly spaced values per component, one
-    /// categorical token each (RT-2's and OpenVLA's action tokens: 256);
-    /// 0: a Gaussian.
-    #[serde(default)]
-    pub action_bins: usize,
-    /// Exploration-noise schedule: log σ is capped at a bound that falls
-    /// linearly from `log_std_init` to this over training (Learning to Fly's
-    /// decaying exploration noise), so late rollouts are nearly as steady as
-    /// the deterministic policy that is evaluated; none: σ is learned freely.
-    #[serde(default)]
-    pub log_std_final: Option<f32>,
-    /// Adam epsilon (CleanRL: 1e-5).
-    pub adam_eps: f32,
-    /// Evaluate the deterministic policy every this many env steps (0: only at the end).
-    pub eval_every: u64,
-    /// Episodes per evaluation.
-    pub eval_episodes: usize,
+crate::base::hyper::hyperparameters! {
+    /// Every PPO hyper-parameter; `--set key=value` overrides any of them.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct PpoConfig {
+        /// Envs stepped in parallel (CleanRL: 4 discrete, 1 continuous).
+        pub num_envs: usize,
+        /// Steps per env per rollout (CleanRL: 128 discrete, 2048 continuous).
+        pub num_steps: usize,
+        /// Adam learning rate (CleanRL: 2.5e-4 discrete, 3e-4 continuous).
+        pub learning_rate: f64,
+        /// Anneal the learning rate linearly to 0 over training (CleanRL: true).
+        pub anneal_lr: bool,
+        /// Discount factor (CleanRL: 0.99).
+        pub gamma: f32,
+        /// GAE lambda (CleanRL: 0.95).
+        pub gae_lambda: f32,
+        /// Minibatches per epoch (CleanRL: 4 discrete, 32 continuous).
+        pub num_minibatches: usize,
+        /// Epochs over each rollout (CleanRL: 4 discrete, 10 continuous).
+        pub update_epochs: usize,
+        /// Normalise advantages per minibatch (CleanRL: true).
+        pub norm_adv: bool,
+        /// Surrogate clipping coefficient (CleanRL: 0.2).
+        pub clip_coef: f32,
+        /// Clip the value loss around the old values (CleanRL: true).
+        pub clip_vloss: bool,
+        /// Entropy bonus coefficient (CleanRL: 0.01 discrete, 0.0 continuous).
+        pub ent_coef: f32,
+        /// Value loss coefficient (CleanRL: 0.5).
+        pub vf_coef: f32,
+        /// Global gradient-norm bound (CleanRL: 0.5).
+        pub max_grad_norm: f64,
+        /// Stop the epochs early when the approximate KL exceeds this (CleanRL: off).
+        pub target_kl: Option<f32>,
+        /// Normalise observations and rewards, clipped to ±10 (CleanRL: continuous only).
+        pub normalize: bool,
+        /// With `normalize`, normalise the observations too (CleanRL: yes; SB3's
+        /// `norm_obs`). Off, only rewards are: the running statistics keep moving
+        /// as the policy improves and its states narrow, which shifts a
+        /// deterministic policy's inputs after its learning rate has annealed away.
+        #[serde(default = "yes")]
+        pub normalize_obs: bool,
+        /// Hidden layer sizes of actor and critic (CleanRL: 64, 64, tanh).
+        pub hidden: Vec<usize>,
+        /// The CNN image observations go through first (see `encoder::CnnConfig`).
+        #[serde(default)]
+        pub cnn: CnnConfig,
+        /// The encoder of an instruction's token ids (see `instruction::TextConfig`).
+        #[serde(default)]
+        pub text: TextConfig,
+        /// Half-open ranges `[start, end)` of observation values only the critic
+        /// reads (asymmetric actor-critic, Pinto et al. 2017: privileged state for
+        /// the value, not the policy); empty: both read everything.
+        #[serde(default)]
+        pub critic_only: Vec<[usize; 2]>,
+        /// Weight of an auxiliary loss: a linear head on the actor's features
+        /// predicts the `critic_only` values (game-feature prediction, Lample &
+        /// Chaplot 2017), so an image encoder learns to see what only the critic
+        /// is told; 0: off.
+        #[serde(default)]
+        pub aux_coef: f32,
+        /// Squash the Gaussian's mean into the action box with tanh, so the
+        /// deterministic policy cannot saturate the actuators and flicker
+        /// between their limits (CleanRL: no; the mean is unbounded and the env clips).
+        #[serde(default)]
+        pub squash_mean: bool,
+        /// Weight of a penalty on Gaussian means beyond the action box widened by
+        /// 10% (rl_games' `bounds_loss_coef`, 1e-4 in IsaacGymEnvs; CleanRL: none):
+        /// past the box the env clips every sample alike and nothing pulls the
+        /// mean back within reach of exploration; 0: off.
+        #[serde(default)]
+        pub bound_coef: f32,
+        /// Initial log standard deviation of a Gaussian policy (CleanRL: 0, σ = 1;
+        /// RL Zoo's PyBullet recipes: −2). Actions start this noisy and the
+        /// learner narrows them from there.
+        #[serde(default)]
+        pub log_std_init: f32,
+        /// Box actions as this many evenly spaced values per component, one
+        /// categorical token each (RT-2's and OpenVLA's action tokens: 256);
+        /// 0: a Gaussian.
+        #[serde(default)]
+        pub action_bins: usize,
+        /// Exploration-noise schedule: log σ is capped at a bound that falls
+        /// linearly from `log_std_init` to this over training (Learning to Fly's
+        /// decaying exploration noise), so late rollouts are nearly as steady as
+        /// the deterministic policy that is evaluated; none: σ is learned freely.
+        #[serde(default)]
+        pub log_std_final: Option<f32>,
+        /// Adam epsilon (CleanRL: 1e-5).
+        pub adam_eps: f32,
+    }
 }
 
 impl PpoConfig {

@@ -248,13 +248,7 @@ impl Learner for Ppo {
     }
 
     fn cadence(&self) -> Cadence {
-        Cadence {
-            total_steps: self.cfg.total_steps,
-            log_every: 1,
-            eval_every: self.cfg.eval_every,
-            eval_episodes: self.cfg.eval_episodes,
-            learning_starts: 0,
-        }
+        Cadence::new(self.cfg.budget(), 1, 0)
     }
 
     fn global_step(&self) -> u64 {

@@ -6,7 +6,6 @@ pub use crate::algos::offpolicy::SacConfig;
 
 use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
 use crate::base::error::{LearnError, Result};
-use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
 use crate::env::EnvSource;
 use crate::learner::{self, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
@@ -18,7 +17,6 @@ use burn::prelude::*;
 use proprio::EnvRng;
 use proprio::Space;
 use proprio::serde_json::{Map, Value, json};
-use std::path::Path;
 
 /// A SAC learner bound to its training envs.
 pub type Sac = OffPolicy<SoftActorCritic>;
@@ -190,25 +188,18 @@ impl Algorithm for SoftActorCritic {
         }
     }
 
-    fn save(&self, dir: &Path) -> Result<()> {
-        save_module(&self.actor, dir, "actor.bpk")?;
-        save_module(&self.critics, dir, "critics.bpk")?;
-        save_module(&self.target, dir, "target.bpk")?;
-        save_module(&self.temperature, dir, "temperature.bpk")?;
-        save_optimizer(&self.actor_optim, dir, "actor_optimizer.bpk")?;
-        save_optimizer(&self.q_optim, dir, "q_optimizer.bpk")?;
-        save_optimizer(&self.alpha_optim, dir, "alpha_optimizer.bpk")
-    }
-
-    fn load(&mut self, dir: &Path) -> Result<()> {
-        self.actor = load_module(self.actor.clone(), &dir.join("actor.bpk"))?;
-        self.critics = load_module(self.critics.clone(), &dir.join("critics.bpk"))?;
-        self.target = load_module(self.target.clone(), &dir.join("target.bpk"))?;
-        self.temperature = load_module(self.temperature.clone(), &dir.join("temperature.bpk"))?;
-        self.actor_optim = load_optimizer(self.actor_optim.clone(), dir, "actor_optimizer.bpk")?;
-        self.q_optim = load_optimizer(self.q_optim.clone(), dir, "q_optimizer.bpk")?;
-        self.alpha_optim = load_optimizer(self.alpha_optim.clone(), dir, "alpha_optimizer.bpk")?;
-        Ok(())
+    crate::base::store::checkpoint_files! {
+        modules {
+            actor: "actor.bpk",
+            critics: "critics.bpk",
+            target: "target.bpk",
+            temperature: "temperature.bpk",
+        }
+        optimizers {
+            actor_optim: "actor_optimizer.bpk",
+            q_optim: "q_optimizer.bpk",
+            alpha_optim: "alpha_optimizer.bpk",
+        }
     }
 }
 

@@ -1,47 +1,27 @@
 //! TD3 hyper-parameters, defaults from CleanRL's `td3_continuous_action.py`.
 
-use crate::algos::offpolicy::Schedule;
 use serde::{Deserialize, Serialize};
 
-/// Every TD3 hyper-parameter; `--set key=value` overrides any of them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Td3Config {
-    /// Env steps (summed over envs) to train for (CleanRL: 1e6).
-    pub total_steps: u64,
-    /// Envs stepped in parallel; each step adds `num_envs` transitions (CleanRL: 1).
-    pub num_envs: usize,
-    /// Replay buffer capacity in transitions (CleanRL: 1e6).
-    pub buffer_size: usize,
-    /// Discount factor (CleanRL: 0.99).
-    pub gamma: f32,
-    /// Target-network Polyak coefficient (CleanRL: 0.005).
-    pub tau: f64,
-    /// Transitions per gradient step (CleanRL: 256).
-    pub batch_size: usize,
-    /// Env steps of uniformly random actions before learning (CleanRL: 25e3).
-    pub learning_starts: u64,
-    /// Adam learning rate of actor and critics (CleanRL: 3e-4).
-    pub learning_rate: f64,
-    /// Actor and target networks are updated every this many critic steps (CleanRL: 2).
-    pub policy_frequency: u64,
-    /// Std of the target policy smoothing noise, in half-widths of the action box (CleanRL: 0.2).
-    pub policy_noise: f32,
-    /// The smoothing noise is clipped to ± this, in half-widths (CleanRL: 0.5).
-    pub noise_clip: f32,
-    /// Std of the Gaussian exploration noise, in half-widths of the action box (CleanRL: 0.1).
-    pub exploration_noise: f32,
-    /// Hidden layer sizes of actor and critics (CleanRL: 256, 256, ReLU).
-    pub hidden: Vec<usize>,
-    /// Normalise observations (CleanRL: no).
-    pub normalize: bool,
-    /// Threads of the update's matrix products (Proprio: 1; on the 2-core VM,
-    /// 256-wide layers split over 2 threads made a whole run 25% slower).
-    pub update_threads: usize,
-    /// Evaluate the deterministic policy every this many env steps (0: only at the end).
-    pub eval_every: u64,
-    /// Episodes per evaluation.
-    pub eval_episodes: usize,
+crate::algos::offpolicy::replay_hyperparameters! {
+    /// Every TD3 hyper-parameter; `--set key=value` overrides any of them.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Td3Config {
+        /// Target-network Polyak coefficient (CleanRL: 0.005).
+        pub tau: f64,
+        /// Adam learning rate of actor and critics (CleanRL: 3e-4).
+        pub learning_rate: f64,
+        /// Actor and target networks are updated every this many critic steps (CleanRL: 2).
+        pub policy_frequency: u64,
+        /// Std of the target policy smoothing noise, in half-widths of the action box (CleanRL: 0.2).
+        pub policy_noise: f32,
+        /// The smoothing noise is clipped to ± this, in half-widths (CleanRL: 0.5).
+        pub noise_clip: f32,
+        /// Std of the Gaussian exploration noise, in half-widths of the action box (CleanRL: 0.1).
+        pub exploration_noise: f32,
+        /// Hidden layer sizes of actor and critics (CleanRL: 256, 256, ReLU).
+        pub hidden: Vec<usize>,
+    }
 }
 
 impl Default for Td3Config {
@@ -69,22 +49,6 @@ impl Default for Td3Config {
 }
 
 impl Td3Config {
-    /// The off-policy loop's settings.
-    pub fn schedule(&self) -> Schedule {
-        Schedule {
-            total_steps: self.total_steps,
-            num_envs: self.num_envs,
-            buffer_size: self.buffer_size,
-            batch_size: self.batch_size,
-            learning_starts: self.learning_starts,
-            gamma: self.gamma,
-            normalize: self.normalize,
-            update_threads: self.update_threads,
-            eval_every: self.eval_every,
-            eval_episodes: self.eval_episodes,
-        }
-    }
-
     /// Rejects settings the algorithm cannot run with.
     pub fn validate(&self) -> Result<(), String> {
         self.schedule().validate()?;

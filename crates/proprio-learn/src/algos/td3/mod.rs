@@ -9,7 +9,7 @@ pub use config::Td3Config;
 
 use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
 use crate::base::error::{LearnError, Result};
-use crate::base::store::{load_module, load_optimizer, module_device, save_module, save_optimizer};
+use crate::base::store::module_device;
 use crate::base::tensor::{host, matrix};
 use crate::env::EnvSource;
 use crate::learner::{self, Learner};
@@ -24,7 +24,6 @@ use burn::prelude::*;
 use proprio::EnvRng;
 use proprio::Space;
 use proprio::serde_json::{Map, Value, json};
-use std::path::Path;
 
 /// A TD3 learner bound to its training envs.
 pub type Td3 = OffPolicy<TwinDelayed>;
@@ -185,23 +184,17 @@ impl Algorithm for TwinDelayed {
         }
     }
 
-    fn save(&self, dir: &Path) -> Result<()> {
-        save_module(&self.actor, dir, "actor.bpk")?;
-        save_module(&self.target_actor, dir, "target_actor.bpk")?;
-        save_module(&self.critics, dir, "critics.bpk")?;
-        save_module(&self.target_critics, dir, "target.bpk")?;
-        save_optimizer(&self.actor_optim, dir, "actor_optimizer.bpk")?;
-        save_optimizer(&self.q_optim, dir, "q_optimizer.bpk")
-    }
-
-    fn load(&mut self, dir: &Path) -> Result<()> {
-        self.actor = load_module(self.actor.clone(), &dir.join("actor.bpk"))?;
-        self.target_actor = load_module(self.target_actor.clone(), &dir.join("target_actor.bpk"))?;
-        self.critics = load_module(self.critics.clone(), &dir.join("critics.bpk"))?;
-        self.target_critics = load_module(self.target_critics.clone(), &dir.join("target.bpk"))?;
-        self.actor_optim = load_optimizer(self.actor_optim.clone(), dir, "actor_optimizer.bpk")?;
-        self.q_optim = load_optimizer(self.q_optim.clone(), dir, "q_optimizer.bpk")?;
-        Ok(())
+    crate::base::store::checkpoint_files! {
+        modules {
+            actor: "actor.bpk",
+            target_actor: "target_actor.bpk",
+            critics: "critics.bpk",
+            target_critics: "target.bpk",
+        }
+        optimizers {
+            actor_optim: "actor_optimizer.bpk",
+            q_optim: "q_optimizer.bpk",
+        }
     }
 }
 
