@@ -1,7 +1,8 @@
 //! The foundation's contracts hold for the manipulation envs on the rapier
 //! physics: seeding and determinism across batch sizes and threads,
 //! autoreset, bit-identical snapshots of the whole rapier world, validation,
-//! blow-up truncation (`kernel_contracts.rs`: the same for the kernel physics).
+//! blow-up truncation (`kernel_contracts.rs`: the same for the kernel physics,
+//! and the controllers on both).
 
 use glam::Vec3;
 use proprio_core::ActMode;
@@ -117,23 +118,25 @@ fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
     let mut state: ManipState =
         proprio_core::serde_json::from_value(snapshot.state.clone()).unwrap();
     let scene = Template::new(1, 1.0 / 60.0).unwrap();
-    state
-        .physics
-        .set_cube_velocity(scene.parts(), 0, Vec3::new(0.0, 0.0, 200.0), Vec3::ZERO);
-    snapshot.state = proprio_core::serde_json::to_value(&state).unwrap();
+    // The snapshot with cube 0 thrown at `velocity`.
+    let mut fling = |velocity: Vec3| {
+        state
+            .physics
+            .set_cube_velocity(scene.parts(), 0, velocity, Vec3::ZERO);
+        snapshot.state = proprio_core::serde_json::to_value(&state).unwrap();
+        snapshot.clone()
+    };
+    let up = fling(Vec3::new(0.0, 0.0, 200.0));
     let mut obs = vec![0.0; 49];
-    env.restore(&snapshot, &mut obs).unwrap();
+    env.restore(&up, &mut obs).unwrap();
     let step = env.step(&[0.0; 7]).unwrap();
     assert!(step.truncated && !step.terminated);
     assert_eq!(step.info.get("blow_up"), Some(2.0), "left the workspace");
     assert!(step.obs.iter().all(|v| v.is_finite()));
 
-    state
-        .physics
-        .set_cube_velocity(scene.parts(), 0, Vec3::new(f32::NAN, 0.0, 0.0), Vec3::ZERO);
-    snapshot.state = proprio_core::serde_json::to_value(&state).unwrap();
+    let nan = fling(Vec3::new(f32::NAN, 0.0, 0.0));
     let err = env
-        .restore(&snapshot, &mut obs)
+        .restore(&nan, &mut obs)
         .expect_err("a NaN state is refused");
     assert!(err.to_string().contains("NaN"), "{err}");
 }
@@ -174,16 +177,6 @@ fn states_of_another_task_and_bad_configs_are_refused_clearly() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("cpu backend only"), "{err}");
-}
-
-#[test]
-fn every_controller_drives_the_arm_and_the_gripper() {
-    support::assert_every_controller_drives("rapier");
-}
-
-#[test]
-fn the_yaw_controller_turns_the_hand_about_the_vertical_up_to_90_degrees() {
-    support::assert_yaw_turns_the_hand("rapier");
 }
 
 #[test]

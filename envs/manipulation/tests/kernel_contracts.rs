@@ -1,6 +1,7 @@
 //! The foundation's contracts hold for the kernel physics: determinism across
 //! batch sizes and threads, bit-identical snapshots through JSON, clear
-//! refusals of bad states, blow-up truncation, every controller.
+//! refusals of bad states, blow-up truncation, and every controller on both
+//! physics.
 
 use proprio_core::VecOptions;
 use proprio_core::serde_json::{Value, json};
@@ -90,13 +91,17 @@ fn bad_states_are_refused_with_one_line_reasons() {
 }
 
 #[test]
-fn every_controller_drives_the_arm_and_the_gripper() {
-    support::assert_every_controller_drives("kernel");
+fn every_controller_drives_the_arm_and_the_gripper_on_both_physics() {
+    for physics in ["kernel", "rapier"] {
+        assert_every_controller_drives(physics);
+    }
 }
 
 #[test]
-fn the_yaw_controller_turns_the_hand_about_the_vertical_up_to_90_degrees() {
-    support::assert_yaw_turns_the_hand("kernel");
+fn the_yaw_controller_turns_the_hand_about_the_vertical_up_to_90_degrees_on_both_physics() {
+    for physics in ["kernel", "rapier"] {
+        assert_yaw_turns_the_hand(physics);
+    }
 }
 
 #[test]
@@ -149,4 +154,99 @@ fn both_physics_start_episodes_alike_and_draw_the_same_parts() {
         );
         assert_eq!(s1.cameras.len(), s2.cameras.len());
     }
+}
+
+/// Every controller moves the TCP and closes the gripper on `physics`.
+fn assert_every_controller_drives(physics: &str) {
+    let r = registry();
+    for (control, dim) in [
+        ("pd_joint_pos", 8),
+        ("pd_joint_delta_pos", 8),
+        ("pd_ee_delta_pos", 4),
+        ("pd_ee_delta_pose", 7),
+        ("pd_ee_delta_pos_yaw", 5),
+    ] {
+        let config = json!({ "physics": physics, "control": control });
+        let mut env = r.make("manipulation/reach-v0", &config).unwrap();
+        assert_eq!(env.spec().action_space.flat_dim(), dim);
+        let (start, _) = env.reset(Some(0), None).unwrap();
+        let mut action = vec![0.3; dim];
+        action[dim - 1] = -1.0;
+        let mut last = start.clone();
+        for _ in 0..10 {
+            last = env.step(&action).unwrap().obs.to_vec();
+        }
+        let moved = glam::Vec3::from_slice(&last[18..21]) - glam::Vec3::from_slice(&start[18..21]);
+        assert!(
+            moved.length() > 0.02,
+            "{physics} {control}: TCP moved {moved}"
+        );
+        assert!(
+            last[25] < 0.01,
+            "{physics} {control}: gripper closed to {}",
+            last[25]
+        );
+    }
+}
+
+/// The hand's yaw from pointing straight down (rad) and how far its axis tilts from vertical (rad), from an observation.
+fn hand_yaw_and_tilt(obs: &[f32]) -> (f32, f32) {
+    let hand = glam::Quat::from_slice(&obs[21..25]);
+    let from_down = hand * proprio_manipulation::task::HAND_DOWN.inverse();
+    let from_down = if from_down.w < 0.0 {
+        -from_down
+    } else {
+        from_down
+    };
+    let axis = hand * glam::Vec3::Z;
+    (
+        2.0 * from_down.z.atan2(from_down.w),
+        axis.angle_between(-glam::Vec3::Z),
+    )
+}
+
+/// `pd_ee_delta_pos_yaw` turns the hand about the vertical by 0.1 rad a step,
+/// keeps it pointing down and the TCP in place, and stops at ±90°.
+fn assert_yaw_turns_the_hand(physics: &str) {
+    let config = json!({ "physics": physics, "control": "pd_ee_delta_pos_yaw" });
+    let mut env = registry()
+        .make("manipulation/pick-cube-v0", &config)
+        .unwrap();
+    let (start, _) = env.reset(Some(3), None).unwrap();
+    let (yaw0, _) = hand_yaw_and_tilt(&start);
+    assert!(yaw0.abs() < 0.1, "{physics}: starts at yaw {yaw0}");
+    let mut obs = start.clone();
+    let mut turn = |a: f32, steps: usize, obs: &mut Vec<f32>| {
+        // `steps` turning, then 10 still for the PD drives to catch up.
+        for t in 0..steps + 10 {
+            let a = if t < steps { a } else { 0.0 };
+            *obs = env.step(&[0.0, 0.0, 0.0, a, 1.0]).unwrap().obs.to_vec();
+        }
+        let (yaw, tilt) = hand_yaw_and_tilt(obs);
+        let drift = glam::Vec3::from_slice(&obs[18..21]) - glam::Vec3::from_slice(&start[18..21]);
+        assert!(
+            tilt < 0.05,
+            "{physics}: the hand tilted {tilt} rad at yaw {yaw}"
+        );
+        assert!(
+            drift.length() < 0.01,
+            "{physics}: the TCP drifted {drift} while turning"
+        );
+        yaw
+    };
+    let yaw = turn(0.5, 10, &mut obs);
+    assert!(
+        (yaw - yaw0 - 0.5).abs() < 0.05,
+        "{physics}: 10 half steps turned {yaw} from {yaw0}"
+    );
+    let yaw = turn(1.0, 20, &mut obs);
+    assert!(
+        (yaw - std::f32::consts::FRAC_PI_2).abs() < 0.05,
+        "{physics}: held at {yaw}, not π/2"
+    );
+    let yaw = turn(-1.0, 40, &mut obs);
+    assert!(
+        (yaw + std::f32::consts::FRAC_PI_2).abs() < 0.05,
+        "{physics}: held at {yaw}, not −π/2"
+    );
 }
