@@ -39,12 +39,8 @@ fn the_arm_holds_its_rest_pose_and_the_hand_is_where_the_kinematics_put_it() {
     run(&mut world, 2.0);
     let (q, qd) = world.physics().joints(parts);
     assert_joints_near(&q, &READY, 2e-3);
-    for k in 0..7 {
-        assert!(
-            qd[k].abs() < 1e-3,
-            "joint {k} still moves at {} rad/s",
-            qd[k]
-        );
+    for (k, v) in qd.iter().enumerate().take(7) {
+        assert!(v.abs() < 1e-3, "joint {k} still moves at {v} rad/s");
     }
     for targets in [
         [0.6, -0.2, 0.3, -1.8, 0.4, 1.9, -0.5, 0.0, 0.0],
