@@ -14,41 +14,38 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Which learner made a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Algo {
-    /// Proximal policy optimisation.
-    Ppo,
-    /// Soft actor-critic.
-    Sac,
-    /// Twin delayed DDPG.
-    Td3,
-    /// Distributional soft actor-critic with three refinements (DSAC-T).
-    Dsac,
-    /// Group-relative policy optimisation.
-    Grpo,
-    /// Behaviour cloning of demonstrations.
-    Bc,
-    /// ArCHer's hierarchical actor-critic for multi-turn answers.
-    Archer,
+/// Declares [`Algo`] from one list — variant, command-line name, what it is —
+/// so adding a learner adds one line here.
+macro_rules! algos {
+    ($( $variant:ident = $name:literal: $doc:literal, )*) => {
+        /// Which learner made a run.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum Algo {
+            $( #[doc = $doc] $variant, )*
+        }
+
+        impl Algo {
+            /// Every learner, in the order `--help` lists them.
+            pub const ALL: &[Algo] = &[$(Self::$variant),*];
+
+            /// Their names, as the command line takes them.
+            pub const NAMES: &[&str] = &[$($name),*];
+        }
+    };
+}
+
+algos! {
+    Ppo = "ppo": "Proximal policy optimisation.",
+    Sac = "sac": "Soft actor-critic.",
+    Td3 = "td3": "Twin delayed DDPG.",
+    Dsac = "dsac": "Distributional soft actor-critic with three refinements (DSAC-T).",
+    Grpo = "grpo": "Group-relative policy optimisation.",
+    Bc = "bc": "Behaviour cloning of demonstrations.",
+    Archer = "archer": "ArCHer's hierarchical actor-critic for multi-turn answers.",
 }
 
 impl Algo {
-    /// Every learner, in the order `--help` lists them.
-    pub const ALL: [Algo; 7] = [
-        Self::Ppo,
-        Self::Sac,
-        Self::Td3,
-        Self::Dsac,
-        Self::Grpo,
-        Self::Bc,
-        Self::Archer,
-    ];
-
-    /// Their names, as the command line takes them.
-    pub const NAMES: [&str; 7] = ["ppo", "sac", "td3", "dsac", "grpo", "bc", "archer"];
-
     /// The name used on the command line, in run directories and in `tuned.json`.
     pub fn name(self) -> &'static str {
         Self::NAMES[Self::ALL.iter().position(|&a| a == self).unwrap_or(0)]
