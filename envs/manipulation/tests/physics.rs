@@ -156,30 +156,11 @@ fn closed_fingers_hold_a_cube_without_sinking_into_it() {
     let (_, hand) = scene.start(&rest(), &[(cube, 0.0)]).tcp(parts);
     let yaw = (hand * Vec3::X).y.atan2((hand * Vec3::X).x);
     let mut world = World::from_physics(scene.start(&rest(), &[(cube, yaw)]));
-    servo(
-        &mut world,
-        &scene,
-        &controller,
-        cube + Vec3::new(0.0, 0.0, 0.08),
-        1.0,
-        30,
-    );
-    servo(
-        &mut world,
-        &scene,
-        &controller,
-        cube + Vec3::new(0.0, 0.0, 0.005),
-        1.0,
-        30,
-    );
-    servo(
-        &mut world,
-        &scene,
-        &controller,
-        cube + Vec3::new(0.0, 0.0, 0.005),
-        -1.0,
-        20,
-    );
+    // Above the cube, down to it open, then closed: (height, gripper, steps).
+    for (height, gripper, steps) in [(0.08, 1.0, 30), (0.005, 1.0, 30), (0.005, -1.0, 20)] {
+        let target = cube + Vec3::new(0.0, 0.0, height);
+        servo(&mut world, &scene, &controller, target, gripper, steps);
+    }
     let (q, _) = world.physics().joints(parts);
     let gap = q[7] + q[8];
     assert!(world.physics().grasped(parts, 0));
