@@ -72,11 +72,10 @@ pub trait Family: 'static {
     }
     /// One env; override with [`Family::make_vec`].
     fn make(
-        entry: &EnvEntry,
+        _entry: &EnvEntry,
         spec: Arc<EnvSpec>,
         settings: Self::Settings,
     ) -> Result<Box<dyn Env>> {
-        let _ = entry;
         model_env::<Self>(spec, settings)
     }
     /// Refuses reset options: a family's starts are configured, not passed per reset.
@@ -194,5 +193,39 @@ pub fn no_reset_options(noun: &str, hint: &str, options: ResetOptions) -> Result
         Some(other) => Err(Error::Options(format!(
             "{noun} envs take no reset options{hint}, got {other}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Config {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rate: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        goal: Option<f32>,
+    }
+
+    #[test]
+    fn with_defaults_fills_only_the_keys_left_unset() {
+        let user = Config {
+            rate: Some(7),
+            goal: None,
+        };
+        let defaults = Config {
+            rate: Some(10),
+            goal: Some(0.5),
+        };
+        let merged = with_defaults(&user, &defaults).unwrap();
+        assert_eq!(
+            merged,
+            Config {
+                rate: Some(7),
+                goal: Some(0.5)
+            }
+        );
     }
 }

@@ -178,3 +178,21 @@ fn seeds_give_distinct_randomised_episodes() {
         venv.snapshot(1).unwrap().state
     );
 }
+
+#[test]
+fn the_viewer_reads_the_keys_of_a_drone_from_the_registry() {
+    let mut registry = proprio_core::Registry::new();
+    proprio_drones::register(&mut registry);
+    let config = proprio_core::serde_json::json!({"action": "thrust_rates"});
+    let spec = registry.spec("drones/hover-v0", &config).unwrap();
+    let teleop = registry.teleop(&spec).unwrap();
+    assert_eq!(
+        teleop.labels,
+        ["thrust", "roll rate", "pitch rate", "yaw rate"]
+    );
+    assert_eq!(teleop.slots, [1, 0, 3, 2], "a game pad's layout");
+    let spec = registry
+        .spec("drones/hover-v0", &proprio_core::serde_json::Value::Null)
+        .unwrap();
+    assert_eq!(registry.teleop(&spec).unwrap().labels[0], "motor 1");
+}
