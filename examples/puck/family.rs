@@ -98,9 +98,10 @@ impl ChunkedModel for PuckModel {
     }
 
     fn check(&self, p: &Puck) -> std::result::Result<(), String> {
-        match p.push.abs() <= 1.0 {
-            true => Ok(()),
-            false => Err(format!("push {} is outside [-1, 1]", p.push)),
+        if p.push.abs() <= 1.0 {
+            Ok(())
+        } else {
+            Err(format!("push {} is outside [-1, 1]", p.push))
         }
     }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 pub type GpuVecEnv<M> = fn(Arc<EnvSpec>, M, usize, AutoresetMode) -> Result<Box<dyn VecEnv>>;
 
 /// A family of batched envs whose state is a block of floats per env.
-pub trait Family: 'static {
+pub trait Family: Sized + 'static {
     /// The user's config: every key optional, unknown keys refused.
     type Config: Serialize + DeserializeOwned;
     /// Which of the family's tasks an entry is.
@@ -86,7 +86,7 @@ pub trait Family: 'static {
 
 /// A batch of the family's model on the backend `options` names: CPU threads,
 /// the GPU twin, or the one error of a build without it.
-pub fn model_vec_env<F: Family + ?Sized>(
+pub fn model_vec_env<F: Family>(
     entry: &EnvEntry,
     spec: Arc<EnvSpec>,
     settings: F::Settings,
@@ -109,16 +109,13 @@ pub fn model_vec_env<F: Family + ?Sized>(
 }
 
 /// One env of the family's model on the CPU.
-pub fn model_env<F: Family + ?Sized>(
-    spec: Arc<EnvSpec>,
-    settings: F::Settings,
-) -> Result<Box<dyn Env>> {
+pub fn model_env<F: Family>(spec: Arc<EnvSpec>, settings: F::Settings) -> Result<Box<dyn Env>> {
     let kernel = ChunkedKernel::new(spec, F::model(settings)?, 1, 1)?;
     Ok(Box::new(KernelEnv::new(kernel)?))
 }
 
 /// The settings and spec of `entry` (task `task`) under a user config.
-pub fn settings<F: Family + ?Sized>(
+pub fn settings<F: Family>(
     entry: &EnvEntry,
     task: F::Task,
     config: &Value,
@@ -158,7 +155,7 @@ pub fn with_defaults<C: Serialize + DeserializeOwned>(
 }
 
 /// Registers every task of `F` with its makers, scripted agent and key names.
-pub fn register<F: Family + ?Sized>(registry: &mut Registry) {
+pub fn register<F: Family>(registry: &mut Registry) {
     for (entry, task) in F::entries() {
         let defaults = serde_json::to_value(F::defaults(task)).unwrap_or(Value::Null);
         registry.register(
