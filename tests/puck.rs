@@ -5,15 +5,12 @@
 #[path = "../examples/puck/family.rs"]
 mod family;
 
-use proprio_core::parity::{Pair, close};
-use proprio_core::rand::RngExt;
+use proprio_core::parity::{Pair, close, noisy};
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{ActMode, Batch, Registry, VecOptions, episode_rng};
+use proprio_core::{ActMode, Batch, Registry, VecOptions};
 
 fn registry() -> Registry {
-    let mut r = Registry::new();
-    family::register(&mut r);
-    r
+    Registry::with(family::register)
 }
 
 #[test]
@@ -121,16 +118,8 @@ fn gpu_twin_matches_the_cpu_model() {
     let mut agent = registry()
         .scripted("puck/slide-v0", pair.cpu.spec())
         .unwrap();
-    let mut rng = episode_rng(1, 0, 0);
     let (mut ends, mut worst) = (0, 0.0f32);
-    let act = |batch: &Batch, actions: &mut [f32]| {
-        agent
-            .act(&batch.obs, actions, ActMode::Deterministic)
-            .unwrap();
-        for a in actions.iter_mut() {
-            *a += 0.5 * (rng.random::<f32>() - 0.5);
-        }
-    };
+    let act = noisy(agent.as_mut(), 0.5);
     let flips = pair.drive(300, act, |step, cpu, gpu| {
         let (c, g) = (cpu.batch(), gpu.batch());
         // Success within rounding of its threshold may go either way.

@@ -6,6 +6,7 @@
 //! WGSL twin, on any GPU.
 
 use bytemuck::{Pod, Zeroable};
+use proprio_core::chunked::write_info;
 use proprio_core::rand::RngExt;
 use proprio_core::{
     ActMode, Agent, ChunkedModel, EnvEntry, EnvRng, Family, Info, Pose, Registry, ResetOptions,
@@ -115,12 +116,12 @@ impl ChunkedModel for PuckModel {
         }
         let success = self.success(p);
         let distance = (p.x - p.goal).abs();
-        write_info(info, distance, Some(success));
+        write_info(info, &INFO_KEYS, &[distance], Some((success, 0)));
         Stepped::new(if success { 1.0 } else { -distance }, success)
     }
 
     fn start_info(&self, p: &Puck, info: &mut Info) {
-        write_info(info, (p.x - p.goal).abs(), None);
+        write_info(info, &INFO_KEYS, &[(p.x - p.goal).abs()], None);
     }
 
     fn observe(&self, p: &Puck, obs: &mut [f32]) {
@@ -148,13 +149,8 @@ impl ChunkedModel for PuckModel {
     }
 }
 
-fn write_info(info: &mut Info, distance: f32, success: Option<bool>) {
-    info.clear();
-    info.set("distance", f64::from(distance));
-    if let Some(success) = success {
-        info.set("success", f64::from(u8::from(success)));
-    }
-}
+/// The metric every step reports in `info`, besides success and crash (never).
+const INFO_KEYS: [&str; 1] = ["distance"];
 
 proprio_gpu::params! {
     /// The shader's parameter block (read-only storage, as every family's).
@@ -169,8 +165,8 @@ proprio_gpu::params! {
 }
 
 impl GpuModel for PuckModel {
-    /// Distance, success, crash (always 0).
-    const INFO: usize = 3;
+    /// Info floats: distance, then success and crash (always 0).
+    const INFO_KEYS: &'static [&'static str] = &INFO_KEYS;
     const NAME: &'static str = "puck";
 
     fn shader(&self) -> String {
@@ -197,10 +193,6 @@ impl GpuModel for PuckModel {
             ..bytemuck::Zeroable::zeroed()
         }
         .bytes()
-    }
-
-    fn write_info(info: &mut Info, values: &[f32], stepped: bool) {
-        write_info(info, values[0], stepped.then_some(values[1] != 0.0));
     }
 }
 

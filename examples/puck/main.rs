@@ -33,8 +33,7 @@ fn run() -> Result<(), String> {
             other => return Err(format!("unknown flag {other} (--backend, --envs, --steps)")),
         }
     }
-    let mut registry = Registry::new();
-    family::register(&mut registry);
+    let registry = Registry::with(family::register);
     let id = family::SLIDE.id;
     let options = VecOptions {
         backend,

@@ -3,8 +3,10 @@
 //! evaluation, recording, the viewer and data collection alike.
 
 use crate::error::Result;
+use crate::info::Info;
 use crate::rng::RandomActions;
 use crate::space::Space;
+use crate::vec_env::{AutoresetMode, VecEnv};
 
 /// Whether an agent takes its most likely action or draws one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,4 +71,42 @@ impl Agent for RandomAgent {
         self.streams.sample(&self.space, actions);
         Ok(())
     }
+}
+
+/// Runs `agent` (deterministic) on `venv` reset from `seed` until every env
+/// has ended its first episode; `visit(i, reward, final_info)` sees each step
+/// of env i's first episode, `final_info` on its last. Envs that finish early
+/// go on unrecorded (reset here when autoreset is disabled).
+pub fn first_episodes(
+    venv: &mut dyn VecEnv,
+    agent: &mut dyn Agent,
+    seed: u64,
+    mut visit: impl FnMut(usize, f32, Option<&Info>),
+) -> Result<()> {
+    let n = venv.num_envs();
+    let mut actions = vec![0.0; n * venv.spec().action_space.flat_dim()];
+    let mut ended = vec![false; n];
+    let mut done = vec![false; n];
+    venv.reset(Some(seed), None)?;
+    while ended.iter().any(|e| !e) {
+        agent.act(&venv.batch().obs, &mut actions, ActMode::Deterministic)?;
+        venv.step(&actions)?;
+        let b = venv.batch();
+        for (i, end) in ended.iter_mut().enumerate().filter(|(_, e)| !**e) {
+            *end = b.done(i);
+            let info = if b.has_final[i] {
+                &b.final_infos[i]
+            } else {
+                &b.infos[i]
+            };
+            visit(i, b.reward[i], end.then_some(info));
+        }
+        for (i, d) in done.iter_mut().enumerate() {
+            *d = b.done(i);
+        }
+        if venv.autoreset_mode() == AutoresetMode::Disabled && done.contains(&true) {
+            venv.reset_envs(&done, None)?;
+        }
+    }
+    Ok(())
 }

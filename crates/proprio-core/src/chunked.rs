@@ -46,6 +46,45 @@ impl Stepped {
     }
 }
 
+/// A task's verdict on one control step: [`Stepped`]'s reward and end, plus
+/// success and the family's cause of an early end (`C`, code 0 = none) for `info`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepResult<C> {
+    /// Reward of the step.
+    pub reward: f32,
+    /// The episode ended (a crash, or the task is done).
+    pub terminated: bool,
+    /// The task is done.
+    pub success: bool,
+    /// Why the episode ended early, if it did.
+    pub crash: C,
+}
+
+impl<C> StepResult<C> {
+    /// The step as the kernel sees it (no truncation: time limits come from the kernel).
+    pub fn stepped(&self) -> Stepped {
+        Stepped::new(self.reward, self.terminated)
+    }
+}
+
+/// Writes a step's `info`: the family's metrics (`keys` with their `values`)
+/// and, after a step (`ended`: its success and crash code, 0 = none), `success` and `crash`.
+pub fn write_info(
+    info: &mut Info,
+    keys: &[&'static str],
+    values: &[f32],
+    ended: Option<(bool, u8)>,
+) {
+    info.clear();
+    for (key, &value) in keys.iter().zip(values) {
+        info.set(key, f64::from(value));
+    }
+    if let Some((success, crash)) = ended {
+        info.set("success", f64::from(u8::from(success)));
+        info.set("crash", f64::from(crash));
+    }
+}
+
 /// One env family's physics and task on a single env's state, for [`ChunkedKernel`].
 pub trait ChunkedModel: Send + Sync + 'static {
     /// One env's state: a plain block of `f32` fields (`#[repr(C)]`, no padding), read through [`fields`].

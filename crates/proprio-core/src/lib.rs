@@ -11,6 +11,7 @@
 //! space; batched buffers hold N of them back to back.
 
 mod agent;
+pub mod check;
 pub mod chunked;
 mod entry;
 mod env;
@@ -30,7 +31,7 @@ mod threaded;
 mod vec_env;
 pub mod wrappers;
 
-pub use agent::{ActMode, Agent, RandomAgent};
+pub use agent::{ActMode, Agent, RandomAgent, first_episodes};
 pub use chunked::{ChunkedKernel, ChunkedModel, Stepped};
 pub use entry::{EnvEntry, MAX_EPISODE_STEPS, split_config};
 pub use env::{Env, EnvSpec, Phase, ResetOptions, State, Step, Transition};

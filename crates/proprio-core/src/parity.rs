@@ -6,10 +6,28 @@
 //! Without a wgpu adapter a test is skipped, unless `PROPRIO_REQUIRE_GPU=1`
 //! (set by `.ci/run`) makes that a failure.
 
+use crate::agent::{ActMode, Agent};
 use crate::error::Result;
 use crate::registry::Registry;
+use crate::rng::episode_rng;
 use crate::vec_env::{AutoresetMode, Backend, Batch, VecEnv, VecOptions};
+use rand::RngExt;
 use serde_json::Value;
+
+/// `agent`'s deterministic actions plus uniform noise of `width` (±`width`/2)
+/// from a fixed stream, clipped to [−1, 1]: actions for [`Pair::drive`] that
+/// leave the states the clean policy visits.
+pub fn noisy(agent: &mut dyn Agent, width: f32) -> impl FnMut(&Batch, &mut [f32]) + '_ {
+    let mut rng = episode_rng(1, 0, 0);
+    move |batch, actions| {
+        agent
+            .act(&batch.obs, actions, ActMode::Deterministic)
+            .expect("the scripted agent acts on its own env's observations");
+        for a in actions.iter_mut() {
+            *a = (*a + width * (rng.random::<f32>() - 0.5)).clamp(-1.0, 1.0);
+        }
+    }
+}
 
 /// `|a − b| ≤ tol · max(1, |a|, |b|)`: relative, with an absolute floor for components near 0.
 pub fn close(a: f32, b: f32, tol: f32) -> bool {

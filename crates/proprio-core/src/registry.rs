@@ -104,6 +104,13 @@ impl Registry {
         Self::default()
     }
 
+    /// A registry holding what `register` adds, e.g. `Registry::with(proprio_drones::register)`.
+    pub fn with(register: impl FnOnce(&mut Registry)) -> Self {
+        let mut registry = Self::new();
+        register(&mut registry);
+        registry
+    }
+
     /// Registers a [`Task`]: single envs run it through [`TaskEnv`] and
     /// [`TimeLimit`], batches through [`ThreadedVecEnv`].
     pub fn register_task<T: Task>(&mut self, entry: EnvEntry) {

@@ -116,9 +116,12 @@ pub fn vec_env<M: GpuModel>(
 
 /// A [`ChunkedModel`] that also runs as a WGSL compute shader.
 pub trait GpuModel: ChunkedModel {
-    /// Info floats per env the shader writes (see the crate docs); the last
-    /// two are the step's success and crash.
-    const INFO: usize;
+    /// The metrics of the usual info layout — these keys' values, then the
+    /// step's success and crash — that the default [`Self::write_info`] reads.
+    const INFO_KEYS: &'static [&'static str] = &[];
+    /// Info floats per env the shader writes (see the crate docs); by default
+    /// the usual layout's: [`Self::INFO_KEYS`], success, crash.
+    const INFO: usize = Self::INFO_KEYS.len() + 2;
     /// The family's name, for labels and errors.
     const NAME: &'static str;
     /// Leading state fields the shader keeps in private memory (`s`); the
@@ -133,7 +136,17 @@ pub trait GpuModel: ChunkedModel {
     fn params(&self) -> Vec<u8>;
     /// Writes an env's `info` from its info floats; `stepped` is false for a
     /// freshly started episode (no step outcome yet).
-    fn write_info(info: &mut Info, values: &[f32], stepped: bool);
+    fn write_info(info: &mut Info, values: &[f32], stepped: bool) {
+        write_info(info, Self::INFO_KEYS, values, stepped);
+    }
+}
+
+/// Writes `info` from info floats laid out as the metrics `keys`, then
+/// success and crash (see [`GpuModel::INFO`]); `stepped` as in [`GpuModel::write_info`].
+fn write_info(info: &mut Info, keys: &[&'static str], values: &[f32], stepped: bool) {
+    let n = keys.len();
+    let ended = stepped.then(|| (values[n] != 0.0, values[n + 1] as u8));
+    chunked::write_info(info, keys, &values[..n], ended);
 }
 
 /// Steps N envs of a [`GpuModel`] on a GPU through wgpu.

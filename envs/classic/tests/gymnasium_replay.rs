@@ -7,9 +7,7 @@ use proprio_core::serde_json::{self, Value, json};
 use proprio_core::{Env, Registry, State};
 
 fn registry() -> Registry {
-    let mut registry = Registry::new();
-    proprio_classic::register(&mut registry);
-    registry
+    Registry::with(proprio_classic::register)
 }
 
 fn fixture(name: &str) -> Value {

@@ -1,6 +1,7 @@
 //! The config of every driving task (serde, with defaults) and its validated form.
 
 use crate::vehicle::Model;
+use proprio_core::check::{finite_in, substeps, whole_in};
 use serde::{Deserialize, Serialize};
 
 /// What the action means.
@@ -185,22 +186,6 @@ pub struct Settings {
     pub time_limit: u32,
 }
 
-fn finite_in(name: &str, v: f32, low: f32, high: f32) -> Result<(), String> {
-    if v.is_finite() && (low..=high).contains(&v) {
-        Ok(())
-    } else {
-        Err(format!("{name} must be in [{low}, {high}], got {v}"))
-    }
-}
-
-fn whole_in(name: &str, v: u32, low: u32, high: u32) -> Result<(), String> {
-    if (low..=high).contains(&v) {
-        Ok(())
-    } else {
-        Err(format!("{name} must be in {low}..={high}, got {v}"))
-    }
-}
-
 impl Settings {
     /// Checks `config` for `task`; the message names the bad key.
     pub fn new(task: TaskKind, c: &DrivingConfig, time_limit: Option<u64>) -> Result<Self, String> {
@@ -208,13 +193,7 @@ impl Settings {
             .control_hz
             .or(DrivingConfig::defaults_for(task).control_hz)
             .unwrap_or(10);
-        if control_hz == 0 || c.physics_hz == 0 || !c.physics_hz.is_multiple_of(control_hz) {
-            return Err(format!(
-                "physics_hz ({}) must be a positive multiple of control_hz ({control_hz})",
-                c.physics_hz
-            ));
-        }
-        let substeps = c.physics_hz / control_hz;
+        let substeps = substeps(c.physics_hz, control_hz)?;
         if !(1..=64).contains(&substeps) || !(50..=1000).contains(&c.physics_hz) {
             return Err("physics_hz must be 50–1000 and physics_hz / control_hz 1–64".into());
         }
@@ -273,24 +252,30 @@ impl Settings {
             _ => d.lanes.unwrap_or(2),
         };
         whole_in("lanes", lanes, 1, 8)?;
-        let speed_limit = d.speed_limit.unwrap_or(30.0);
-        finite_in("speed_limit", speed_limit, 5.0, 45.0)?;
-        let route_length = d.route_length.unwrap_or(800.0);
-        finite_in("route_length", route_length, 50.0, 3000.0)?;
-        let max_curvature = d.max_curvature.unwrap_or(0.0);
-        finite_in("max_curvature", max_curvature, 0.0, 1.0 / 30.0)?;
-        let corners = d.corners.unwrap_or(8);
-        whole_in("corners", corners, 3, 8)?;
-        let track_radius = d.track_radius.unwrap_or(90.0);
-        finite_in("track_radius", track_radius, 50.0, 300.0)?;
-        let laps = d.laps.unwrap_or(1);
-        whole_in("laps", laps, 1, 10)?;
-        let traffic = d.traffic.unwrap_or(0);
-        whole_in("traffic", traffic, 0, crate::state::MAX_OTHERS as u32)?;
-        let density = d.density.unwrap_or(1.0);
-        finite_in("density", density, 0.1, 3.0)?;
-        let occupancy = d.occupancy.unwrap_or(0.0);
-        finite_in("occupancy", occupancy, 0.0, 1.0)?;
+        let speed_limit = finite_in("speed_limit", d.speed_limit.unwrap_or(30.0), 5.0, 45.0)?;
+        let route_length = finite_in(
+            "route_length",
+            d.route_length.unwrap_or(800.0),
+            50.0,
+            3000.0,
+        )?;
+        let max_curvature = finite_in(
+            "max_curvature",
+            d.max_curvature.unwrap_or(0.0),
+            0.0,
+            1.0 / 30.0,
+        )?;
+        let corners = whole_in("corners", d.corners.unwrap_or(8), 3, 8)?;
+        let track_radius = finite_in("track_radius", d.track_radius.unwrap_or(90.0), 50.0, 300.0)?;
+        let laps = whole_in("laps", d.laps.unwrap_or(1), 1, 10)?;
+        let traffic = whole_in(
+            "traffic",
+            d.traffic.unwrap_or(0),
+            0,
+            crate::state::MAX_OTHERS as u32,
+        )?;
+        let density = finite_in("density", d.density.unwrap_or(1.0), 0.1, 3.0)?;
+        let occupancy = finite_in("occupancy", d.occupancy.unwrap_or(0.0), 0.0, 1.0)?;
         Ok(Self {
             task,
             substeps,

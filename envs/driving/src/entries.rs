@@ -2,8 +2,6 @@
 
 use proprio_core::EnvEntry;
 
-const ACTION_HANDLING: &str = "action=\"continuous\": [steer, pedal], each clipped to [-1, 1] (steer +1 full right; pedal +1 full throttle, -1 brake, reverse once stopped); action=\"meta\": 0 lane left, 1 idle, 2 lane right, 3 faster, 4 slower";
-
 /// `driving/lane-keep-v0`.
 pub const LANE_KEEP: EnvEntry = EnvEntry {
     id: "driving/lane-keep-v0",
@@ -51,3 +49,6 @@ pub const HIGHWAY: EnvEntry = EnvEntry {
     termination: "terminated on a collision or leaving the road; truncated after 80 steps (40 s at 2 decisions a second); success = crash-free to the time limit at a mean speed of 20 m/s or more",
     action_handling: ACTION_HANDLING,
 };
+
+/// How every task of the family reads its actions.
+const ACTION_HANDLING: &str = "action=\"continuous\": [steer, pedal], each clipped to [-1, 1] (steer +1 full right; pedal +1 full throttle, -1 brake, reverse once stopped); action=\"meta\": 0 lane left, 1 idle, 2 lane right, 3 faster, 4 slower";

@@ -4,6 +4,7 @@
 use crate::config::Settings;
 use crate::state::Car;
 use crate::{task, visuals};
+use proprio_core::chunked::write_info;
 use proprio_core::{ChunkedModel, EnvRng, Family, Info, ResetOptions, Result, Scene, Stepped};
 
 /// One task's physics and rules on a [`Car`], for [`ChunkedKernel`].
@@ -37,17 +38,23 @@ impl ChunkedModel for DrivingModel {
 
     fn step(&self, state: &mut Car, action: &[f32], info: &mut Info) -> Stepped {
         let out = task::control_step(state, action, &self.settings);
-        task::write_info(
+        let metrics = [state.speed(), state.progress];
+        write_info(
             info,
-            state.speed(),
-            state.progress,
+            &task::INFO_KEYS,
+            &metrics,
             Some((out.success, out.crash as u8)),
         );
-        Stepped::new(out.reward, out.terminated)
+        out.stepped()
     }
 
     fn start_info(&self, state: &Car, info: &mut Info) {
-        task::write_info(info, state.speed(), state.progress, None);
+        write_info(
+            info,
+            &task::INFO_KEYS,
+            &[state.speed(), state.progress],
+            None,
+        );
     }
 
     fn observe(&self, state: &Car, obs: &mut [f32]) {

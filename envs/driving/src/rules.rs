@@ -4,7 +4,20 @@
 use crate::params::LANE_WIDTH;
 use crate::road;
 use crate::state::Car;
-use proprio_core::Info;
+
+/// Why an episode ended early (`info["crash"]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crash {
+    /// Still driving.
+    None = 0,
+    /// Left the road, the track or the lot.
+    OffRoad = 1,
+    /// Hit another car.
+    Collision = 2,
+}
+
+/// What one control step produced, with its crash cause.
+pub type StepResult = proprio_core::chunked::StepResult<Crash>;
 
 /// Reward when a hard infraction (collision, leaving the road) ends the episode.
 pub const CRASH_REWARD: f32 = -1.0;
@@ -19,30 +32,6 @@ pub const ROAD_FEATURES: usize = 10 + LOOK_AHEAD.len();
 pub const COMFORT_ACCEL: (f32, f32) = (-4.05, 2.40);
 /// nuPlan's comfort bound on lateral acceleration, m/s².
 pub const COMFORT_LATERAL: f32 = 4.89;
-
-/// Why an episode ended early (`info["crash"]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Crash {
-    /// Still driving.
-    None = 0,
-    /// Left the road, the track or the lot.
-    OffRoad = 1,
-    /// Hit another car.
-    Collision = 2,
-}
-
-/// The result of one control step.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepResult {
-    /// Reward.
-    pub reward: f32,
-    /// The episode ended (infraction, or the task is done).
-    pub terminated: bool,
-    /// Success flag for `info`.
-    pub success: bool,
-    /// Infraction.
-    pub crash: Crash,
-}
 
 /// Half the width of the road, m.
 pub fn half_width(c: &Car) -> f32 {
@@ -63,16 +52,8 @@ pub fn carl_factors(c: &Car, speed_limit: f32, lane_error: f32) -> f32 {
     speeding * centre * (1.0 - 0.5 * excess.min(1.0))
 }
 
-/// Writes the per-step `info` entries: the car's speed and progress, and the step's outcome.
-pub fn write_info(info: &mut Info, speed: f32, progress: f32, ended: Option<(bool, u8)>) {
-    info.clear();
-    info.set("speed", f64::from(speed));
-    info.set("progress", f64::from(progress));
-    if let Some((success, crash)) = ended {
-        info.set("success", f64::from(u8::from(success)));
-        info.set("crash", f64::from(crash));
-    }
-}
+/// The metrics every step reports in `info`, besides success and crash.
+pub const INFO_KEYS: [&str; 2] = ["speed", "progress"];
 
 /// The observation entries every road task starts with: the ego's motion,
 /// its previous action, where it is across the road (from the lateral offset

@@ -8,8 +8,8 @@ use crate::controller::{self, meta};
 use crate::params::WIDTH;
 use crate::road::{self, Frenet};
 pub use crate::rules::{
-    COMFORT_ACCEL, COMFORT_LATERAL, CRASH_REWARD, Crash, EDGE_TOLERANCE, LOOK_AHEAD, ROAD_FEATURES,
-    StepResult, carl_factors, half_width, nearest, road_features, write_info,
+    COMFORT_ACCEL, COMFORT_LATERAL, CRASH_REWARD, Crash, EDGE_TOLERANCE, INFO_KEYS, LOOK_AHEAD,
+    ROAD_FEATURES, StepResult, carl_factors, half_width, nearest, road_features,
 };
 use crate::state::Car;
 use crate::{highway, lane_keep, parking, racing, traffic, vehicle};

@@ -7,18 +7,16 @@ use proprio_core::ActMode;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Error, Registry, VecEnv, VecOptions};
 
+fn registry() -> Registry {
+    Registry::with(proprio_driving::register)
+}
+
 const TASKS: [&str; 4] = [
     "driving/lane-keep-v0",
     "driving/racing-v0",
     "driving/parking-v0",
     "driving/highway-v0",
 ];
-
-fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_driving::register(&mut r);
-    r
-}
 
 fn make(id: &str, n: usize, threads: usize, config: Value) -> Box<dyn VecEnv> {
     let options = VecOptions {
@@ -176,23 +174,12 @@ fn scripted_success(id: &str, n: usize) -> f64 {
     let r = registry();
     let mut venv = make(id, n, 2, Value::Null);
     let mut driver = r.scripted(id, venv.spec()).unwrap();
-    let width = venv.spec().action_space.flat_dim();
-    let mut actions = vec![0.0; n * width];
-    venv.reset(Some(2026), None).unwrap();
-    let mut result = vec![None; n];
-    while result.iter().any(Option::is_none) {
-        driver
-            .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
-            .unwrap();
-        venv.step(&actions).unwrap();
-        let b = venv.batch();
-        for (i, r) in result.iter_mut().enumerate() {
-            if r.is_none() && b.has_final[i] {
-                *r = b.final_infos[i].get("success");
-            }
-        }
-    }
-    result.iter().map(|r| r.unwrap_or(0.0)).sum::<f64>() / n as f64
+    let mut successes = 0.0;
+    proprio_core::first_episodes(venv.as_mut(), driver.as_mut(), 2026, |_, _, last| {
+        successes += last.and_then(|info| info.get("success")).unwrap_or(0.0);
+    })
+    .unwrap();
+    successes / n as f64
 }
 
 #[test]

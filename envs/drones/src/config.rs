@@ -1,5 +1,6 @@
 //! The config of every drone task (serde, with defaults) and its validated form.
 
+use proprio_core::check::{finite_in, substeps};
 use serde::{Deserialize, Serialize};
 
 /// What the four action components mean.
@@ -200,25 +201,11 @@ pub struct Settings {
     pub course_radius: f32,
 }
 
-fn finite_in(name: &str, v: f32, low: f32, high: f32) -> Result<(), String> {
-    if v.is_finite() && (low..=high).contains(&v) {
-        Ok(())
-    } else {
-        Err(format!("{name} must be in [{low}, {high}], got {v}"))
-    }
-}
-
 impl Settings {
     /// Checks `config` for `task`; the message names the bad key.
     pub fn new(task: TaskKind, config: &DroneConfig) -> Result<Self, String> {
         let c = config;
-        if c.control_hz == 0 || c.physics_hz == 0 || !c.physics_hz.is_multiple_of(c.control_hz) {
-            return Err(format!(
-                "physics_hz ({}) must be a positive multiple of control_hz ({})",
-                c.physics_hz, c.control_hz
-            ));
-        }
-        let substeps = c.physics_hz / c.control_hz;
+        let substeps = substeps(c.physics_hz, c.control_hz)?;
         if !(1..=64).contains(&substeps) || c.physics_hz > 10_000 {
             return Err("physics_hz / control_hz must be 1–64 and physics_hz at most 10000".into());
         }
@@ -265,8 +252,9 @@ impl Settings {
         only("num_gates", c.num_gates.is_some(), TaskKind::Gates)?;
         only("gate_size", c.gate_size.is_some(), TaskKind::Gates)?;
         only("course_radius", c.course_radius.is_some(), TaskKind::Gates)?;
-        let d = DroneConfig::defaults_for(task);
-        let target = c.target.or(d.target).unwrap_or([0.0, 0.0, 1.0]);
+        let d = proprio_core::family::with_defaults(c, &DroneConfig::defaults_for(task))
+            .map_err(|e| e.to_string())?;
+        let target = d.target.unwrap_or([0.0, 0.0, 1.0]);
         for v in target {
             finite_in("target component", v, -4.0, 4.0)?;
         }
@@ -278,20 +266,22 @@ impl Settings {
         }
         let count = match task {
             TaskKind::Hover => 1,
-            TaskKind::Waypoints => c.num_waypoints.or(d.num_waypoints).unwrap_or(1),
-            TaskKind::Gates => c.num_gates.or(d.num_gates).unwrap_or(1),
+            TaskKind::Waypoints => d.num_waypoints.unwrap_or(1),
+            TaskKind::Gates => d.num_gates.unwrap_or(1),
         };
         if !(1..=MAX_POINTS as u32).contains(&count) {
             return Err(format!(
                 "the number of waypoints or gates must be 1–{MAX_POINTS}, got {count}"
             ));
         }
-        let waypoint_radius = c.waypoint_radius.or(d.waypoint_radius).unwrap_or(0.15);
-        finite_in("waypoint_radius", waypoint_radius, 0.01, 2.0)?;
-        let gate_size = c.gate_size.or(d.gate_size).unwrap_or(0.5);
-        finite_in("gate_size", gate_size, 0.2, 3.0)?;
-        let course_radius = c.course_radius.or(d.course_radius).unwrap_or(1.5);
-        finite_in("course_radius", course_radius, 0.5, 4.0)?;
+        let waypoint_radius = finite_in(
+            "waypoint_radius",
+            d.waypoint_radius.unwrap_or(0.15),
+            0.01,
+            2.0,
+        )?;
+        let gate_size = finite_in("gate_size", d.gate_size.unwrap_or(0.5), 0.2, 3.0)?;
+        let course_radius = finite_in("course_radius", d.course_radius.unwrap_or(1.5), 0.5, 4.0)?;
         Ok(Self {
             task,
             substeps,

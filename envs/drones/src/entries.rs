@@ -2,8 +2,6 @@
 
 use proprio_core::EnvEntry;
 
-const ACTION_HANDLING: &str = "each component is clipped to [-1, 1]; action=\"motors\": motor speed commands (-1 stopped, +1 full), action=\"thrust_rates\": collective thrust and body rates";
-
 /// `drones/hover-v0`.
 pub const HOVER: EnvEntry = EnvEntry {
     id: "drones/hover-v0",
@@ -39,3 +37,6 @@ pub const GATES: EnvEntry = EnvEntry {
     termination: "terminated when every gate is passed (success), or on touching a gate frame, the ground or the arena wall; truncated after 1000 steps (10 s)",
     action_handling: ACTION_HANDLING,
 };
+
+/// How every task of the family reads its actions.
+const ACTION_HANDLING: &str = "each component is clipped to [-1, 1]; action=\"motors\": motor speed commands (-1 stopped, +1 full), action=\"thrust_rates\": collective thrust and body rates";

@@ -3,7 +3,8 @@
 
 use crate::config::Settings;
 use crate::state::Drone;
-use crate::task::{self, write_info};
+use crate::task::{self, INFO_KEYS};
+use proprio_core::chunked::write_info;
 use proprio_core::{ChunkedModel, EnvRng, Family, Info, ResetOptions, Result, Scene, Stepped};
 
 /// One drone task's physics and rules on a [`Drone`].
@@ -41,12 +42,13 @@ impl ChunkedModel for DroneModel {
             [action[0], action[1], action[2], action[3]],
             &self.settings,
         );
-        write_info(info, d.dist, d.goal, Some((out.success, out.crash as u8)));
-        Stepped::new(out.reward, out.terminated)
+        let ended = Some((out.success, out.crash as u8));
+        write_info(info, &INFO_KEYS, &[d.dist, d.goal], ended);
+        out.stepped()
     }
 
     fn start_info(&self, d: &Drone, info: &mut Info) {
-        write_info(info, d.dist, d.goal, None);
+        write_info(info, &INFO_KEYS, &[d.dist, d.goal], None);
     }
 
     fn observe(&self, d: &Drone, obs: &mut [f32]) {

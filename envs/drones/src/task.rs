@@ -6,8 +6,8 @@ use crate::dynamics::{motor_rpm, norm, rate_control, rotation, sub, substep};
 use crate::params::{BODY_RADIUS, INERTIA, KF, KM, MASS, MOTOR_TAU, hover_rpm};
 use crate::state::Drone;
 use bytemuck::Zeroable;
+use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;
-use proprio_core::{EnvRng, Info};
 use std::f32::consts::{PI, TAU};
 
 /// Half the side of the arena box around the origin; leaving it ends the episode, m.
@@ -42,18 +42,8 @@ pub enum Crash {
     OutOfBounds = 3,
 }
 
-/// The result of one control step.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepResult {
-    /// Reward.
-    pub reward: f32,
-    /// The episode ended (crash, or every waypoint or gate done).
-    pub terminated: bool,
-    /// Success flag for `info`.
-    pub success: bool,
-    /// Crash cause.
-    pub crash: Crash,
-}
+/// What one control step produced, with its crash cause.
+pub type StepResult = proprio_core::chunked::StepResult<Crash>;
 
 /// Observation length of a task.
 pub fn obs_dim(task: TaskKind) -> usize {
@@ -293,16 +283,8 @@ pub fn control_step(d: &mut Drone, action: [f32; 4], s: &Settings) -> StepResult
     }
 }
 
-/// Writes the per-step `info` entries.
-pub fn write_info(info: &mut Info, distance: f32, reached: f32, ended: Option<(bool, u8)>) {
-    info.clear();
-    info.set("distance", f64::from(distance));
-    info.set("reached", f64::from(reached));
-    if let Some((success, crash)) = ended {
-        info.set("success", f64::from(u8::from(success)));
-        info.set("crash", f64::from(crash));
-    }
-}
+/// The metrics every step reports in `info`, besides success and crash.
+pub const INFO_KEYS: [&str; 2] = ["distance", "reached"];
 
 /// Writes the observation (layout in `docs/envs.md`).
 pub fn observe(d: &Drone, s: &Settings, obs: &mut [f32]) {

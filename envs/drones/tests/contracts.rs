@@ -5,9 +5,7 @@ use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Error, Registry, VecEnv, VecOptions};
 
 fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_drones::register(&mut r);
-    r
+    Registry::with(proprio_drones::register)
 }
 
 fn hover(n: usize, autoreset: AutoresetMode, config: Value) -> Box<dyn VecEnv> {

@@ -1,13 +1,10 @@
 //! The scripted cascaded controller flies every task: the physics is flyable.
 
-use proprio_core::ActMode;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Registry, VecEnv, VecOptions};
 
 fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_drones::register(&mut r);
-    r
+    Registry::with(proprio_drones::register)
 }
 
 /// Runs `n` episodes to their end with the scripted controller; returns the final infos' (success, distance).
@@ -20,33 +17,18 @@ fn episodes(id: &str, config: Value, n: usize) -> Vec<(bool, f64, f64)> {
     };
     let mut venv = registry.make_vec(id, n, &config, options).unwrap();
     let mut controller = registry.scripted(id, venv.spec()).unwrap();
-    venv.reset(Some(2024), None).unwrap();
-    let mut actions = vec![0.0; n * 4];
-    let mut result = vec![None; n];
-    while result.iter().any(Option::is_none) {
-        controller
-            .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
-            .unwrap();
-        venv.step(&actions).unwrap();
-        let b = venv.batch();
-        let mut mask = vec![false; n];
-        for i in 0..n {
-            if b.done(i) {
-                let info = &b.infos[i];
-                result[i].get_or_insert((
-                    info.get("success") == Some(1.0),
-                    info.get("distance").unwrap(),
-                    info.get("crash").unwrap(),
-                ));
-                mask[i] = true;
-            }
+    let mut result = vec![(false, 0.0, 0.0); n];
+    proprio_core::first_episodes(venv.as_mut(), controller.as_mut(), 2024, |i, _, last| {
+        if let Some(info) = last {
+            result[i] = (
+                info.get("success") == Some(1.0),
+                info.get("distance").unwrap(),
+                info.get("crash").unwrap(),
+            );
         }
-        // Finished envs start another (unrecorded) episode while the others finish.
-        if mask.iter().any(|m| *m) {
-            venv.reset_envs(&mask, None).unwrap();
-        }
-    }
-    result.into_iter().map(Option::unwrap).collect()
+    })
+    .unwrap();
+    result
 }
 
 fn report(id: &str, results: &[(bool, f64, f64)]) -> f64 {

@@ -10,10 +10,9 @@
 //! Runs on any wgpu adapter (lavapipe in CI). Without one the test is skipped,
 //! unless `PROPRIO_REQUIRE_GPU=1` (set by `.ci/run`) makes that a failure.
 
-use proprio_core::parity::{Pair, close, events, gpu_or_skip, relative};
-use proprio_core::rand::RngExt;
+use proprio_core::parity::{Pair, close, events, gpu_or_skip, noisy, relative};
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{ActMode, AutoresetMode, Batch, Family, Registry, VecEnv, episode_rng, family};
+use proprio_core::{AutoresetMode, Family, Registry, VecEnv, family};
 use proprio_drones::{DroneModel, Drones};
 
 const STEPS: usize = 600;
@@ -65,18 +64,10 @@ fn gpu_kernel_matches_the_cpu_reference() {
         };
         let mut controller = registry.scripted(id, pair.cpu.spec()).unwrap();
         let dim = pair.cpu.spec().observation_space.flat_dim();
-        let mut rng = episode_rng(1, 0, 0);
         let (mut ends, mut crashes, mut reached) = (0, 0, 0);
         let mut worst = 0.0f32;
         let mut crash_flips = 0;
-        let act = |batch: &Batch, actions: &mut [f32]| {
-            controller
-                .act(&batch.obs, actions, ActMode::Deterministic)
-                .unwrap();
-            for a in actions.iter_mut() {
-                *a += 0.1 * (rng.random::<f32>() - 0.5);
-            }
-        };
+        let act = noisy(controller.as_mut(), 0.1);
         let flips = pair.drive(STEPS, act, |step, cpu, gpu| {
             // A discrete event whose trigger lands within rounding of its
             // threshold (a waypoint radius, a gate plane) may go either way on

@@ -5,7 +5,7 @@ use crate::puzzle::{Puzzle, Verdict};
 use crate::visuals;
 use crate::vocab::{SYMBOLS, as_digit, digit, write_number};
 use proprio_core::rand::RngExt;
-use proprio_core::{EnvEntry, EnvRng, Space};
+use proprio_core::{EnvRng, Space};
 use serde::{Deserialize, Serialize};
 
 /// Token `+`.
@@ -16,18 +16,6 @@ pub const TIMES: u32 = SYMBOLS + 1;
 pub const EQUALS: u32 = SYMBOLS + 2;
 /// Vocabulary size: padding, ten digits, `+`, `×`, `=`.
 pub const VOCAB: u32 = SYMBOLS + 3;
-
-/// Registry entry.
-pub const ENTRY: EnvEntry = EnvEntry {
-    id: "language/arithmetic-v0",
-    description: "Add or multiply two k-digit numbers; answer with the result's digits.",
-    reward_range: crate::REWARD_RANGE,
-    max_episode_steps: None,
-    physics_steps_per_step: 1,
-    reward: "1/answer_len for every right digit, +1 with the last digit when all are right; -1 for a token that is not a digit (which ends the episode)",
-    termination: "terminated after answer_len digits (k+1 for a sum, 2k for a product) or a malformed token",
-    action_handling: "tokens: one token per step, the next digit of the result (most significant first, or least with order = least_significant_first), zero-padded",
-};
 
 /// Which operation the instances ask for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,31 +4,8 @@ use crate::transcript;
 use crate::visuals;
 use crate::vocab::{PAD, SYMBOLS, read_number};
 use proprio_core::rand::RngExt;
-use proprio_core::{EnvEntry, EnvRng, Error, Info, Outcome, ResetOptions, Result, Space, Task};
+use proprio_core::{EnvRng, Info, Outcome, ResetOptions, Result, Space, Task};
 use serde::{Deserialize, Serialize};
-
-/// Feedback: the secret is higher than the guess.
-pub const HIGHER: u32 = SYMBOLS;
-/// Feedback: the secret is lower than the guess.
-pub const LOWER: u32 = SYMBOLS + 1;
-/// Feedback: the guess is the secret.
-pub const CORRECT: u32 = SYMBOLS + 2;
-/// Feedback: the guess was not a number in range.
-pub const INVALID: u32 = SYMBOLS + 3;
-/// Vocabulary size: padding, ten digits, four feedback tokens.
-pub const VOCAB: u32 = SYMBOLS + 4;
-
-/// Registry entry.
-pub const ENTRY: EnvEntry = EnvEntry {
-    id: "language/guess-number-v0",
-    description: "Find a secret number in 0..=max by guessing; each turn the env answers higher, lower or correct.",
-    reward_range: (-1.0, 1.0),
-    max_episode_steps: None,
-    physics_steps_per_step: 1,
-    reward: "-turn_cost per guess, +1 for the correct guess; a malformed guess also costs format_penalty",
-    termination: "terminated on the correct guess or after max_turns guesses",
-    action_handling: "tokens: the guess as exactly `digits` digit tokens, zero-padded; anything else is a malformed guess (feedback INVALID)",
-};
 
 /// `language/guess-number-v0` config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +31,17 @@ impl Default for GuessConfig {
         }
     }
 }
+
+/// Feedback: the secret is higher than the guess.
+pub const HIGHER: u32 = SYMBOLS;
+/// Feedback: the secret is lower than the guess.
+pub const LOWER: u32 = SYMBOLS + 1;
+/// Feedback: the guess is the secret.
+pub const CORRECT: u32 = SYMBOLS + 2;
+/// Feedback: the guess was not a number in range.
+pub const INVALID: u32 = SYMBOLS + 3;
+/// Vocabulary size: padding, ten digits, four feedback tokens.
+pub const VOCAB: u32 = SYMBOLS + 4;
 
 /// The game's state: the secret and the transcript so far.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,18 +109,14 @@ impl Task for GuessNumber {
         }
     }
 
-    fn reset(&mut self, rng: &mut EnvRng, options: ResetOptions, _info: &mut Info) -> Result<()> {
-        proprio_core::family::no_reset_options("language", "", options)?;
-        self.game.secret = rng.random_range(0..=self.config.max);
-        self.game.turns = 0;
-        self.game.transcript.fill(PAD);
-        Ok(())
+    fn observe(&self, obs: &mut [f32]) {
+        transcript::observe(&self.game.transcript, obs);
     }
 
-    fn observe(&self, obs: &mut [f32]) {
-        for (o, &t) in obs.iter_mut().zip(&self.game.transcript) {
-            *o = t as f32;
-        }
+    fn reset(&mut self, rng: &mut EnvRng, options: ResetOptions, _info: &mut Info) -> Result<()> {
+        transcript::restart(options, &mut self.game.turns, &mut self.game.transcript)?;
+        self.game.secret = rng.random_range(0..=self.config.max);
+        Ok(())
     }
 
     fn step(&mut self, action: &[f32], _rng: &mut EnvRng, info: &mut Info) -> Outcome {
@@ -152,21 +136,12 @@ impl Task for GuessNumber {
         row[..self.digits].copy_from_slice(&self.guess);
         row[self.digits] = feedback;
         self.game.turns += 1;
-        let mut reward = -self.config.turn_cost;
-        if feedback == INVALID {
-            reward -= self.config.format_penalty;
-        }
-        if feedback == CORRECT {
-            reward += 1.0;
-        }
-        info.set("success", f64::from(u8::from(feedback == CORRECT)));
-        info.set("format_error", f64::from(u8::from(feedback == INVALID)));
-        // Every step is a whole turn.
-        info.set("turn_end", 1.0);
-        info.set("turns", self.game.turns as f64);
+        let costs = [self.config.turn_cost, self.config.format_penalty];
+        let correct = feedback == CORRECT;
+        let reward = transcript::settle(info, costs, correct, feedback == INVALID, self.game.turns);
         Outcome {
             reward,
-            terminated: feedback == CORRECT || self.game.turns >= self.config.max_turns,
+            terminated: correct || self.game.turns >= self.config.max_turns,
         }
     }
 
@@ -175,24 +150,10 @@ impl Task for GuessNumber {
     }
 
     fn set_state(&mut self, game: Game) -> Result<()> {
-        let len = self.game.transcript.len();
-        let fits = transcript::fits(
-            &game.transcript,
-            game.turns,
-            self.config.max_turns,
-            len,
-            VOCAB,
-        );
-        if game.secret > self.config.max || !fits {
-            return Err(Error::State(format!(
-                "not a game of this config (secret {} of at most {}, {} turns of at most {}, transcript of {} tokens)",
-                game.secret,
-                self.config.max,
-                game.turns,
-                self.config.max_turns,
-                game.transcript.len()
-            )));
-        }
+        let answer = format!("secret {} of at most {}", game.secret, self.config.max);
+        let shape = (self.game.transcript.len(), self.config.max_turns, VOCAB);
+        let answer_ok = game.secret <= self.config.max;
+        transcript::check_restored((&game.transcript, game.turns), shape, answer_ok, answer)?;
         self.game = game;
         Ok(())
     }
@@ -225,17 +186,8 @@ impl Task for GuessNumber {
             let blank = (0..len).map(|_| (None, visuals::BLANK));
             visuals::glyph_row(scene, 0.2 + (SHOWN - 1) as f32 * step, blank);
         }
-        // The secret, faint, above the board (for whoever watches, not the agent).
         let secret = format!("{:0w$}", self.game.secret, w = self.digits);
-        let first = scene.bodies.len();
-        let faint = [1.0, 1.0, 1.0, 0.6];
-        visuals::glyph_row(
-            scene,
-            0.2 + SHOWN as f32 * step + 0.1,
-            secret.chars().map(|c| (Some(c), faint)),
-        );
-        let secret_cards: Vec<_> = scene.bodies.drain(first..).collect();
-        scene.markers.extend(secret_cards);
+        visuals::hidden_row(scene, 0.2 + SHOWN as f32 * step + 0.1, &secret);
         scene.text.push(format!(
             "secret {}; turn {turns} of {}",
             self.game.secret, self.config.max_turns

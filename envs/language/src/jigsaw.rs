@@ -4,20 +4,8 @@ use crate::picture::Picture;
 use crate::puzzle::{Puzzle, Verdict};
 use crate::visuals;
 use proprio_core::rand::RngExt;
-use proprio_core::{EnvEntry, EnvRng, Space};
+use proprio_core::{EnvRng, Space};
 use serde::{Deserialize, Serialize};
-
-/// Registry entry.
-pub const ENTRY: EnvEntry = EnvEntry {
-    id: "language/jigsaw-v0",
-    description: "Put a shuffled R x C jigsaw back together: for each piece shown, name the slot it belongs in.",
-    reward_range: crate::REWARD_RANGE,
-    max_episode_steps: None,
-    physics_steps_per_step: 1,
-    reward: "1/(R*C) for every piece sent to its own slot, +1 with the last token when all are; -1 for a token that names no slot (padding), which ends the episode",
-    termination: "terminated after R*C tokens, or a malformed one",
-    action_handling: "tokens: one per step; the j-th is 1 + the row-major slot of the piece shown at position j",
-};
 
 /// `language/jigsaw-v0` config: grid size (the difficulty) and picture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

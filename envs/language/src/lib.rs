@@ -23,6 +23,7 @@
 //! [`Space::Tokens`]: proprio_core::Space::Tokens
 
 pub mod arithmetic;
+pub mod entries;
 pub mod guess;
 pub mod jigsaw;
 pub mod picture;
@@ -47,12 +48,12 @@ use proprio_core::{EnvSpec, Registry, Teleop};
 /// Registers `language/jigsaw-v0`, `language/arithmetic-v0`,
 /// `language/guess-number-v0` and `language/twenty-questions-v0` (with its solver).
 pub fn register(registry: &mut Registry) {
-    registry.register_task::<SingleTurn<Jigsaw>>(jigsaw::ENTRY);
-    registry.register_task::<SingleTurn<Arithmetic>>(arithmetic::ENTRY);
-    registry.register_task::<GuessNumber>(guess::ENTRY);
-    registry.register_task::<TwentyQuestions>(questions::ENTRY);
+    registry.register_task::<SingleTurn<Jigsaw>>(entries::JIGSAW);
+    registry.register_task::<SingleTurn<Arithmetic>>(entries::ARITHMETIC);
+    registry.register_task::<GuessNumber>(entries::GUESS_NUMBER);
+    registry.register_task::<TwentyQuestions>(entries::TWENTY_QUESTIONS);
     // Answers are numbers: a typed digit d is the token d + 1.
-    for id in [arithmetic::ENTRY.id, guess::ENTRY.id] {
+    for id in [entries::ARITHMETIC.id, entries::GUESS_NUMBER.id] {
         let digits = |_: &EnvSpec| {
             Ok(Teleop {
                 token_offset: 1,
@@ -62,5 +63,5 @@ pub fn register(registry: &mut Registry) {
         let _ = registry.register_teleop(id, Box::new(digits));
     }
     // Registered just above, so the id is known.
-    let _ = registry.register_scripted(questions::ENTRY.id, Box::new(Scripted::for_spec));
+    let _ = registry.register_scripted(entries::TWENTY_QUESTIONS.id, Box::new(Scripted::for_spec));
 }

@@ -10,8 +10,7 @@ use crate::visuals;
 use crate::vocab::PAD;
 use proprio_core::rand::RngExt;
 use proprio_core::{
-    ActMode, Agent, EnvEntry, EnvRng, EnvSpec, Error, Info, Outcome, ResetOptions, Result, Space,
-    Task,
+    ActMode, Agent, EnvRng, EnvSpec, Error, Info, Outcome, ResetOptions, Result, Space, Task,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -85,18 +84,6 @@ pub const CORRECT: u32 = YES + 3;
 pub const INVALID: u32 = YES + 4;
 /// Vocabulary size: padding, questions, names, five feedback tokens.
 pub const VOCAB: u32 = YES + 5;
-
-/// Registry entry.
-pub const ENTRY: EnvEntry = EnvEntry {
-    id: "language/twenty-questions-v0",
-    description: "Find a hidden object of a catalogue by asking yes/no questions about it, then name it; one token per turn.",
-    reward_range: (-1.0, 1.0),
-    max_episode_steps: None,
-    physics_steps_per_step: 1,
-    reward: "-turn_cost per turn, +1 for naming the object; a token that is neither question nor name also costs format_penalty",
-    termination: "terminated on the right name, on a wrong one (unless try_again), or after max_turns turns",
-    action_handling: "tokens: one per turn — a question (1..=10) or a name (11..=30); anything else is invalid (feedback INVALID)",
-};
 
 /// `language/twenty-questions-v0` config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,17 +171,13 @@ impl Task for TwentyQuestions {
     }
 
     fn reset(&mut self, rng: &mut EnvRng, options: ResetOptions, _info: &mut Info) -> Result<()> {
-        proprio_core::family::no_reset_options("language", "", options)?;
+        transcript::restart(options, &mut self.game.turns, &mut self.game.transcript)?;
         self.game.hidden = rng.random_range(0..self.config.objects);
-        self.game.turns = 0;
-        self.game.transcript.fill(PAD);
         Ok(())
     }
 
     fn observe(&self, obs: &mut [f32]) {
-        for (o, &t) in obs.iter_mut().zip(&self.game.transcript) {
-            *o = t as f32;
-        }
+        transcript::observe(&self.game.transcript, obs);
     }
 
     fn step(&mut self, action: &[f32], _rng: &mut EnvRng, info: &mut Info) -> Outcome {
@@ -209,26 +192,17 @@ impl Task for TwentyQuestions {
         };
         game.transcript[2 * game.turns..2 * game.turns + 2].copy_from_slice(&[token, feedback]);
         game.turns += 1;
-        let mut reward = -self.config.turn_cost;
-        if feedback == INVALID {
-            reward -= self.config.format_penalty;
-        }
-        if feedback == CORRECT {
-            reward += 1.0;
-        }
+        let costs = [self.config.turn_cost, self.config.format_penalty];
+        let correct = feedback == CORRECT;
+        let reward = transcript::settle(info, costs, correct, feedback == INVALID, game.turns);
         let named = matches!(feedback, CORRECT | WRONG);
-        info.set("success", f64::from(u8::from(feedback == CORRECT)));
-        info.set("format_error", f64::from(u8::from(feedback == INVALID)));
-        // Every step is a whole turn.
-        info.set("turn_end", 1.0);
-        info.set("turns", game.turns as f64);
         // UFO's measure: wrong names so far, and those the env had already rejected.
         let (wrong, repeated) = wrong_names(&game.transcript[..2 * game.turns]);
         info.set("wrong_answers", wrong as f64);
         info.set("repeated_answers", repeated as f64);
         Outcome {
             reward,
-            terminated: feedback == CORRECT
+            terminated: correct
                 || (named && !self.config.try_again)
                 || game.turns >= self.config.max_turns,
         }
@@ -239,24 +213,10 @@ impl Task for TwentyQuestions {
     }
 
     fn set_state(&mut self, game: Game) -> Result<()> {
-        let len = self.game.transcript.len();
-        let fits = transcript::fits(
-            &game.transcript,
-            game.turns,
-            self.config.max_turns,
-            len,
-            VOCAB,
-        );
-        if game.hidden >= self.config.objects || !fits {
-            return Err(Error::State(format!(
-                "not a game of this config (object {} of {}, {} turns of at most {}, transcript of {} tokens)",
-                game.hidden,
-                self.config.objects,
-                game.turns,
-                self.config.max_turns,
-                game.transcript.len()
-            )));
-        }
+        let answer = format!("object {} of {}", game.hidden, self.config.objects);
+        let shape = (self.game.transcript.len(), self.config.max_turns, VOCAB);
+        let answer_ok = game.hidden < self.config.objects;
+        transcript::check_restored((&game.transcript, game.turns), shape, answer_ok, answer)?;
         self.game = game;
         Ok(())
     }
@@ -281,13 +241,8 @@ impl Task for TwentyQuestions {
             (Some(mark), colour)
         });
         visuals::glyph_row(scene, 0.5, cards.chain(blanks));
-        // The hidden object's number, faint, above the board (for whoever watches, not the agent).
-        let first = scene.bodies.len();
         let number = format!("{:02}", self.game.hidden);
-        let faint = [1.0, 1.0, 1.0, 0.6];
-        visuals::glyph_row(scene, 0.8, number.chars().map(|c| (Some(c), faint)));
-        let hidden: Vec<_> = scene.bodies.drain(first..).collect();
-        scene.markers.extend(hidden);
+        visuals::hidden_row(scene, 0.8, &number);
         scene.text.push(format!(
             "hidden: {} ({:02}); turn {} of {}",
             CATALOGUE[self.game.hidden].0, self.game.hidden, self.game.turns, self.config.max_turns

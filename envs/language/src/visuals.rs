@@ -109,6 +109,16 @@ pub fn glyph_row(
     }
 }
 
+/// The answer hidden from the agent (a secret, the hidden object), as faint
+/// cards at height `z`: markers, for whoever watches, not bodies of the scene.
+pub fn hidden_row(scene: &mut Scene, z: f32, text: &str) {
+    let first = scene.bodies.len();
+    let faint = [1.0, 1.0, 1.0, 0.6];
+    glyph_row(scene, z, text.chars().map(|c| (Some(c), faint)));
+    let cards: Vec<_> = scene.bodies.drain(first..).collect();
+    scene.markers.extend(cards);
+}
+
 /// Frames a board of cards whose rows reach heights `0 ..= top` and width `width`.
 pub fn frame_board(scene: &mut Scene, top: f32, width: f32) {
     let mid = top / 2.0;

@@ -4,18 +4,16 @@ use proprio_core::rand::SeedableRng;
 use proprio_core::serde_json::{Value, json};
 use proprio_core::{AutoresetMode, Env, Registry, VecOptions};
 
+fn registry() -> Registry {
+    Registry::with(proprio_language::register)
+}
+
 const IDS: [&str; 4] = [
     "language/jigsaw-v0",
     "language/arithmetic-v0",
     "language/guess-number-v0",
     "language/twenty-questions-v0",
 ];
-
-fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_language::register(&mut r);
-    r
-}
 
 #[test]
 fn seeds_repeat_and_envs_of_a_batch_differ() {

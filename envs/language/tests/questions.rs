@@ -11,9 +11,7 @@ use std::collections::HashMap;
 const ID: &str = "language/twenty-questions-v0";
 
 fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_language::register(&mut r);
-    r
+    Registry::with(proprio_language::register)
 }
 
 fn object(called: &str) -> usize {

@@ -7,9 +7,7 @@ use proprio_language::guess::{CORRECT, HIGHER, INVALID, LOWER};
 use proprio_language::vocab::digit;
 
 fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_language::register(&mut r);
-    r
+    Registry::with(proprio_language::register)
 }
 
 fn make(id: &str, config: Value) -> Box<dyn Env> {

@@ -195,12 +195,7 @@ impl Settings {
     /// Checks `config` for `task`; the message names the bad key.
     pub fn new(task: TaskKind, config: &ManipConfig) -> Result<Self, String> {
         let c = config;
-        if c.control_hz == 0 || c.physics_hz == 0 || !c.physics_hz.is_multiple_of(c.control_hz) {
-            return Err(format!(
-                "physics_hz ({}) must be a positive multiple of control_hz ({})",
-                c.physics_hz, c.control_hz
-            ));
-        }
+        proprio_core::check::substeps(c.physics_hz, c.control_hz)?;
         if !(20..=2000).contains(&c.physics_hz) || c.physics_hz / c.control_hz > 50 {
             return Err(format!(
                 "physics_hz must be 20–2000 and physics_hz / control_hz at most 50, got {} and {}",

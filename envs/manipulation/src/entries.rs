@@ -2,8 +2,6 @@
 
 use proprio_core::EnvEntry;
 
-const ACTION_HANDLING: &str = "each component is clipped to [-1, 1]; the meaning depends on the `control` config key (pd_joint_pos, pd_joint_delta_pos, pd_ee_delta_pos, pd_ee_delta_pose, pd_ee_delta_pos_yaw); the last component closes (-1) or opens (+1) the gripper";
-
 /// `manipulation/reach-v0`.
 pub const REACH: EnvEntry = EnvEntry {
     id: "manipulation/reach-v0",
@@ -63,3 +61,6 @@ pub const INSTRUCT: EnvEntry = EnvEntry {
     termination: "terminated on success (push: the cube on the table 15 cm or more beyond the centre towards the named side; pick up: grasped with its bottom 5 cm above the table for 0.25 s; put on: on the other cube, released and still, for 1 s); truncated after 150 steps (7.5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,
 };
+
+/// How every task of the family reads its actions.
+const ACTION_HANDLING: &str = "each component is clipped to [-1, 1]; the meaning depends on the `control` config key (pd_joint_pos, pd_joint_delta_pos, pd_ee_delta_pos, pd_ee_delta_pose, pd_ee_delta_pos_yaw); the last component closes (-1) or opens (+1) the gripper";

@@ -111,10 +111,7 @@ fn nan_actions_are_rejected_and_out_of_range_ones_clipped() {
 
 #[test]
 fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
-    let r = registry();
-    let mut env = r.make("manipulation/pick-cube-v0", &rapier()).unwrap();
-    env.reset(Some(1), None).unwrap();
-    let mut snapshot = env.snapshot().unwrap();
+    let (mut env, mut snapshot) = support::started(&rapier(), "manipulation/pick-cube-v0", 1);
     let mut state: ManipState =
         proprio_core::serde_json::from_value(snapshot.state.clone()).unwrap();
     let scene = Template::new(1, 1.0 / 60.0).unwrap();
@@ -126,15 +123,10 @@ fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
         snapshot.state = proprio_core::serde_json::to_value(&state).unwrap();
         snapshot.clone()
     };
-    let up = fling(Vec3::new(0.0, 0.0, 200.0));
-    let mut obs = vec![0.0; 49];
-    env.restore(&up, &mut obs).unwrap();
-    let step = env.step(&[0.0; 7]).unwrap();
-    assert!(step.truncated && !step.terminated);
-    assert_eq!(step.info.get("blow_up"), Some(2.0), "left the workspace");
-    assert!(step.obs.iter().all(|v| v.is_finite()));
+    support::assert_flung_cube_truncates(env.as_mut(), &fling(Vec3::new(0.0, 0.0, 200.0)));
 
     let nan = fling(Vec3::new(f32::NAN, 0.0, 0.0));
+    let mut obs = vec![0.0; 49];
     let err = env
         .restore(&nan, &mut obs)
         .expect_err("a NaN state is refused");
@@ -143,11 +135,9 @@ fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
 
 #[test]
 fn states_of_another_task_and_bad_configs_are_refused_clearly() {
-    let r = registry();
-    let mut stack = r.make("manipulation/stack-cube-v0", &rapier()).unwrap();
-    stack.reset(Some(0), None).unwrap();
-    let mut foreign = stack.snapshot().unwrap();
+    let (_, mut foreign) = support::started(&rapier(), "manipulation/stack-cube-v0", 0);
     foreign.env = None;
+    let r = registry();
     let mut pick = r.make("manipulation/pick-cube-v0", &rapier()).unwrap();
     let mut obs = vec![0.0; 49];
     let err = pick.restore(&foreign, &mut obs).expect_err("refused");

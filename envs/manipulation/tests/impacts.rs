@@ -71,9 +71,7 @@ fn hold(m: &KernelModel, q: &[f32; 7], gripper: f32) -> Vec<f32> {
 
 /// The manipulation envs alone.
 fn registry() -> Registry {
-    let mut registry = Registry::new();
-    proprio_manipulation::register(&mut registry);
-    registry
+    Registry::with(proprio_manipulation::register)
 }
 
 fn vec_env(config: &Value, n: usize, backend: Backend) -> Option<Box<dyn VecEnv>> {

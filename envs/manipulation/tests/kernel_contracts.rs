@@ -35,11 +35,7 @@ fn a_snapshot_continues_bit_for_bit_through_json() {
 
 /// The snapshot of a fresh pick-cube env, its kernel state and an observation buffer.
 fn pick_state() -> (Box<dyn proprio_core::Env>, proprio_core::State, Sim) {
-    let mut env = registry()
-        .make("manipulation/pick-cube-v0", &kernel())
-        .unwrap();
-    env.reset(Some(1), None).unwrap();
-    let snapshot = env.snapshot().unwrap();
+    let (env, snapshot) = support::started(&kernel(), "manipulation/pick-cube-v0", 1);
     let sim: Sim = proprio_core::serde_json::from_value(snapshot.state.clone()).unwrap();
     (env, snapshot, sim)
 }
@@ -49,12 +45,7 @@ fn a_cube_flung_out_of_the_workspace_truncates_with_the_reason() {
     let (mut env, mut snapshot, mut sim) = pick_state();
     sim.cubes[0][9] = 200.0;
     snapshot.state = proprio_core::serde_json::to_value(sim).unwrap();
-    let mut obs = vec![0.0; 49];
-    env.restore(&snapshot, &mut obs).unwrap();
-    let step = env.step(&[0.0; 7]).unwrap();
-    assert!(step.truncated && !step.terminated);
-    assert_eq!(step.info.get("blow_up"), Some(2.0), "left the workspace");
-    assert!(step.obs.iter().all(|v| v.is_finite()));
+    support::assert_flung_cube_truncates(env.as_mut(), &snapshot);
 }
 
 #[test]

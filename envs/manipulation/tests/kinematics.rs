@@ -192,3 +192,25 @@ fn ik_reaches_points_and_poses_within_a_millimetre() {
         }
     }
 }
+
+#[test]
+fn the_kernels_f32_kinematics_agree_with_the_reference_chain() {
+    // The kernel physics carries its own f32 articulated body; the rapier
+    // reference keeps this f64 chain, so each checks the other.
+    let chain = Chain::panda().unwrap();
+    let arm = proprio_manipulation::kernel::Arm::panda().unwrap();
+    let base = DVec3::from(proprio_manipulation::BASE.map(f64::from));
+    for q in configurations() {
+        let mut joints = [0.0f32; 9];
+        for (j, v) in joints.iter_mut().zip(q) {
+            *j = v as f32;
+        }
+        let (tcp, hand) = arm.tcp(&arm.kinematics(&joints));
+        let reference = chain.forward(&q);
+        let off = (tcp.as_dvec3() - base - reference.translation).length();
+        assert!(off < 2e-6, "q = {q:?}: TCPs {off} m apart");
+        let relative = hand.as_dquat() * DQuat::from_mat3(&reference.matrix3).inverse();
+        let turn = 2.0 * relative.xyz().length().atan2(relative.w.abs());
+        assert!(turn < 1e-5, "q = {q:?}: orientations {turn} rad apart");
+    }
+}

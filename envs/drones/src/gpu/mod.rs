@@ -10,8 +10,7 @@ use crate::params::{
     THRUST_TO_WEIGHT, max_rpm, motor_xy,
 };
 use crate::state::Drone;
-use crate::task::{self, write_info};
-use proprio_core::Info;
+use crate::task;
 use proprio_gpu::GpuModel;
 use std::fmt::Write;
 
@@ -33,61 +32,58 @@ proprio_gpu::params! {
     }
 }
 
-/// The drone shader with its constants from the Rust values, so both backends use identical numbers.
-fn shader_source() -> String {
-    let scalars = [
-        ("GRAVITY", GRAVITY),
-        ("MASS", MASS),
-        ("KF", KF),
-        ("KM", KM),
-        ("MIX_C", KM / KF),
-        ("THRUST_TO_WEIGHT", THRUST_TO_WEIGHT),
-        ("MAX_RATE", MAX_RATE),
-        ("MAX_RPM", max_rpm()),
-        ("MOTOR_D", motor_xy()[0][0]),
-        ("RPM_TO_RAD", RPM_TO_RAD),
-        ("BODY_RADIUS", BODY_RADIUS),
-        ("ARENA", task::ARENA),
-        ("FRAME_DEPTH", task::FRAME_DEPTH),
-        ("FRAME_WIDTH", task::FRAME_WIDTH),
-        ("HOVER_RADIUS", task::HOVER_RADIUS),
-        ("HOVER_RATE", task::HOVER_RATE),
-        ("HOVER_BONUS", task::HOVER_BONUS),
-        ("CRASH_REWARD", task::CRASH_REWARD),
-        ("POINT_BONUS", task::POINT_BONUS),
-        ("PROGRESS_REWARD", task::PROGRESS_REWARD),
-    ];
-    let mut vectors = String::new();
-    for (name, v) in [
-        ("INERTIA", INERTIA),
-        ("DRAG", DRAG),
-        ("RATE_GAIN", RATE_GAIN),
-    ] {
-        let _ = writeln!(
-            vectors,
-            "const {name}: vec3<f32> = vec3<f32>({:?}, {:?}, {:?});",
-            v[0], v[1], v[2]
-        );
-    }
-    let fields = proprio_gpu::fields!(
-        Drone:
-        pos, vel, quat, omega, rpm, action, mass, inertia, kf, km, motor_alpha, wind, gust,
-        gust_phase, gust_step, goal, hold, dist, points, gate_dir,
-    );
-    proprio_gpu::shader::<DroneModel>(
-        &fields,
-        &[],
-        &scalars,
-        &[Params::WGSL, &vectors, include_str!("shader.wgsl")],
-    )
-}
-
 impl GpuModel for DroneModel {
-    const INFO: usize = 4;
+    /// Info floats: distance, targets reached, then success and crash (`shader.wgsl`).
+    const INFO_KEYS: &'static [&'static str] = &task::INFO_KEYS;
     const NAME: &'static str = "drones";
 
+    /// The drone shader with its constants from the Rust values, so both backends use identical numbers.
     fn shader(&self) -> String {
-        shader_source()
+        let scalars = [
+            ("GRAVITY", GRAVITY),
+            ("MASS", MASS),
+            ("KF", KF),
+            ("KM", KM),
+            ("MIX_C", KM / KF),
+            ("THRUST_TO_WEIGHT", THRUST_TO_WEIGHT),
+            ("MAX_RATE", MAX_RATE),
+            ("MAX_RPM", max_rpm()),
+            ("MOTOR_D", motor_xy()[0][0]),
+            ("RPM_TO_RAD", RPM_TO_RAD),
+            ("BODY_RADIUS", BODY_RADIUS),
+            ("ARENA", task::ARENA),
+            ("FRAME_DEPTH", task::FRAME_DEPTH),
+            ("FRAME_WIDTH", task::FRAME_WIDTH),
+            ("HOVER_RADIUS", task::HOVER_RADIUS),
+            ("HOVER_RATE", task::HOVER_RATE),
+            ("HOVER_BONUS", task::HOVER_BONUS),
+            ("CRASH_REWARD", task::CRASH_REWARD),
+            ("POINT_BONUS", task::POINT_BONUS),
+            ("PROGRESS_REWARD", task::PROGRESS_REWARD),
+        ];
+        let mut vectors = String::new();
+        for (name, v) in [
+            ("INERTIA", INERTIA),
+            ("DRAG", DRAG),
+            ("RATE_GAIN", RATE_GAIN),
+        ] {
+            let _ = writeln!(
+                vectors,
+                "const {name}: vec3<f32> = vec3<f32>({:?}, {:?}, {:?});",
+                v[0], v[1], v[2]
+            );
+        }
+        let fields = proprio_gpu::fields!(
+            Drone:
+            pos, vel, quat, omega, rpm, action, mass, inertia, kf, km, motor_alpha, wind, gust,
+            gust_phase, gust_step, goal, hold, dist, points, gate_dir,
+        );
+        proprio_gpu::shader::<DroneModel>(
+            &fields,
+            &[],
+            &scalars,
+            &[Params::WGSL, &vectors, include_str!("shader.wgsl")],
+        )
     }
 
     fn params(&self) -> Vec<u8> {
@@ -104,11 +100,5 @@ impl GpuModel for DroneModel {
             ..bytemuck::Zeroable::zeroed()
         }
         .bytes()
-    }
-
-    /// `values`: distance, targets reached, success, crash (`shader.wgsl`).
-    fn write_info(info: &mut Info, values: &[f32], stepped: bool) {
-        let ended = stepped.then_some((values[2] != 0.0, values[3] as u8));
-        write_info(info, values[0], values[1], ended);
     }
 }

@@ -113,7 +113,7 @@ var<private> k_com: array<vec3<f32>, DOF>;
 fn kinematics() {
     for (var j = 0u; j < DOF; j++) {
         var pr = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-        var po = vec3<f32>(BASE_X, BASE_Y, BASE_Z);
+        var po = BASE;
         let p = i32(P.arm[A_PARENT + j]);
         if (p >= 0) {
             pr = k_rot[p];

@@ -154,12 +154,6 @@ fn shader_source(arm: &Arm) -> String {
         ("GRIP_FRICTION", GRIP_FRICTION),
         ("TOUCH", TOUCH),
         ("TCP_Z", crate::panda::TCP_OFFSET.z as f32),
-        ("EE_LOW_X", EE_BOUNDS.0[0]),
-        ("EE_LOW_Y", EE_BOUNDS.0[1]),
-        ("EE_LOW_Z", EE_BOUNDS.0[2]),
-        ("EE_HIGH_X", EE_BOUNDS.1[0]),
-        ("EE_HIGH_Y", EE_BOUNDS.1[1]),
-        ("EE_HIGH_Z", EE_BOUNDS.1[2]),
         ("EE_STEP", EE_STEP),
         ("EE_TURN", EE_TURN),
         ("YAW_LIMIT", YAW_LIMIT),
@@ -177,25 +171,25 @@ fn shader_source(arm: &Arm) -> String {
         ("PICK_STAGES", PICK_STAGES),
         ("STACK_STAGES", STACK_STAGES),
         ("SQUEEZE", SQUEEZE),
-        ("WORK_LOW_X", WORKSPACE.0[0]),
-        ("WORK_LOW_Y", WORKSPACE.0[1]),
-        ("WORK_LOW_Z", WORKSPACE.0[2]),
-        ("WORK_HIGH_X", WORKSPACE.1[0]),
-        ("WORK_HIGH_Y", WORKSPACE.1[1]),
-        ("WORK_HIGH_Z", WORKSPACE.1[2]),
-        ("BASE_X", crate::panda::BASE[0]),
-        ("BASE_Y", crate::panda::BASE[1]),
-        ("BASE_Z", crate::panda::BASE[2]),
     ];
     let [x, y, z, w] = HAND_DOWN.to_array();
     let symmetries: Vec<String> = CUBE_SYMMETRIES
         .iter()
         .map(|[x, y, z, w]| format!("vec4<f32>({x:?}, {y:?}, {z:?}, {w:?})"))
         .collect();
+    let vectors = [
+        ("EE_LOW", EE_BOUNDS.0),
+        ("EE_HIGH", EE_BOUNDS.1),
+        ("WORK_LOW", WORKSPACE.0),
+        ("WORK_HIGH", WORKSPACE.1),
+        ("BASE", crate::panda::BASE),
+    ]
+    .map(|(name, [x, y, z])| format!("const {name} = vec3<f32>({x:?}, {y:?}, {z:?});\n"));
     let header = format!(
-        "const ARM_LEN: u32 = {}u;\nconst HAND_DOWN = vec4<f32>({x:?}, {y:?}, {z:?}, {w:?});\nconst CUBE_SYMMETRIES = array<vec4<f32>, 24>({});\n",
+        "const ARM_LEN: u32 = {}u;\nconst HAND_DOWN = vec4<f32>({x:?}, {y:?}, {z:?}, {w:?});\nconst CUBE_SYMMETRIES = array<vec4<f32>, 24>({});\n{}",
         floats.len(),
-        symmetries.join(", ")
+        symmetries.join(", "),
+        vectors.concat()
     );
     proprio_gpu::shader::<KernelModel>(
         &fields,

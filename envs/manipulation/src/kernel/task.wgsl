@@ -164,7 +164,7 @@ fn apply_control(i: u32) {
         kinematics();
         let tcp = tcp_pose()[0].xyz;
         let shift = vec3<f32>(a[0], a[1], a[2]) * EE_STEP;
-        let position = clamp(tcp + shift, vec3<f32>(EE_LOW_X, EE_LOW_Y, EE_LOW_Z), vec3<f32>(EE_HIGH_X, EE_HIGH_Y, EE_HIGH_Z));
+        let position = clamp(tcp + shift, EE_LOW, EE_HIGH);
         s[F_EE_POSITION] = position.x;
         s[F_EE_POSITION + 1u] = position.y;
         s[F_EE_POSITION + 2u] = position.z;
@@ -381,8 +381,8 @@ fn blow_up() -> u32 {
             return 1u;
         }
     }
-    let low = vec3<f32>(WORK_LOW_X, WORK_LOW_Y, WORK_LOW_Z);
-    let high = vec3<f32>(WORK_HIGH_X, WORK_HIGH_Y, WORK_HIGH_Z);
+    let low = WORK_LOW;
+    let high = WORK_HIGH;
     for (var i = 0u; i < P.cubes; i++) {
         let c = cube_at(i);
         if (any(c < low) || any(c > high)) {

@@ -1,7 +1,7 @@
 //! The scripted experts' first episodes in a seeded batch, step by step.
 
 use proprio_core::serde_json::Value;
-use proprio_core::{ActMode, AutoresetMode, Info, Registry, VecOptions};
+use proprio_core::{AutoresetMode, Info, Registry, VecOptions};
 
 /// Runs env `id`'s scripted expert on `n` envs reset from `seed` (same-step
 /// autoreset) until each has ended its first episode; `visit(i, reward,
@@ -11,10 +11,9 @@ pub fn first_episodes(
     config: &Value,
     n: usize,
     seed: u64,
-    mut visit: impl FnMut(usize, f32, Option<&Info>),
+    visit: impl FnMut(usize, f32, Option<&Info>),
 ) {
-    let mut registry = Registry::new();
-    proprio_manipulation::register(&mut registry);
+    let registry = Registry::with(proprio_manipulation::register);
     let options = VecOptions {
         autoreset: AutoresetMode::SameStep,
         threads: Some(2),
@@ -22,19 +21,5 @@ pub fn first_episodes(
     };
     let mut venv = registry.make_vec(id, n, config, options).unwrap();
     let mut policy = registry.scripted(id, venv.spec()).unwrap();
-    let mut actions = vec![0.0; n * venv.spec().action_space.flat_dim()];
-    let mut ended = vec![false; n];
-    venv.reset(Some(seed), None).unwrap();
-    while ended.iter().any(|e| !e) {
-        let obs = venv.batch().obs.clone();
-        policy
-            .act(&obs, &mut actions, ActMode::Deterministic)
-            .unwrap();
-        venv.step(&actions).unwrap();
-        let b = venv.batch();
-        for (i, end) in ended.iter_mut().enumerate().filter(|(_, e)| !**e) {
-            *end = b.done(i);
-            visit(i, b.reward[i], end.then(|| &b.final_infos[i]));
-        }
-    }
+    proprio_core::first_episodes(venv.as_mut(), policy.as_mut(), seed, visit).unwrap();
 }

@@ -6,9 +6,7 @@ use proprio_core::{AutoresetMode, Env, Registry, State, VecEnv, VecOptions};
 
 /// The manipulation envs alone.
 pub fn registry() -> Registry {
-    let mut r = Registry::new();
-    proprio_manipulation::register(&mut r);
-    r
+    Registry::with(proprio_manipulation::register)
 }
 
 /// A batch of `n` envs of `id` under `config` on `threads` threads.
@@ -123,4 +121,23 @@ pub fn assert_snapshots_continue(config: &Value, ids: &[&str], steps: u64) {
             "{id} on {config}"
         );
     }
+}
+
+/// An env of `id` under `config`, reset from `seed`, and its snapshot.
+pub fn started(config: &Value, id: &str, seed: u64) -> (Box<dyn Env>, State) {
+    let mut env = registry().make(id, config).unwrap();
+    env.reset(Some(seed), None).unwrap();
+    let snapshot = env.snapshot().unwrap();
+    (env, snapshot)
+}
+
+/// Restores `flung` (a pick-cube state with cube 0 thrown far upwards) and
+/// checks that the next step truncates, says why, and stays finite.
+pub fn assert_flung_cube_truncates(env: &mut dyn Env, flung: &State) {
+    let mut obs = vec![0.0; 49];
+    env.restore(flung, &mut obs).unwrap();
+    let step = env.step(&[0.0; 7]).unwrap();
+    assert!(step.truncated && !step.terminated);
+    assert_eq!(step.info.get("blow_up"), Some(2.0), "left the workspace");
+    assert!(step.obs.iter().all(|v| v.is_finite()));
 }
