@@ -1,6 +1,6 @@
 //! What every part of the learner stands on: errors, host↔tensor copies,
 //! gradient clipping, Polyak averaging, the compute device, the named random
-//! streams, and the hyper-parameters every algorithm has.
+//! streams, the hyper-parameters every algorithm has, and the update's thread pool.
 
 pub mod device;
 pub mod error;
@@ -10,3 +10,4 @@ pub mod polyak;
 pub mod seeds;
 pub mod store;
 pub mod tensor;
+pub mod threads;

@@ -15,5 +15,6 @@ pub mod layout;
 pub mod mlp;
 pub mod sequence;
 pub mod squashed;
+pub mod tanh;
 pub mod transformer;
 pub mod turn_critic;

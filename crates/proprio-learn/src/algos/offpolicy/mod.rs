@@ -239,15 +239,7 @@ impl<A: Algorithm> OffPolicy<A> {
             device: &device,
         };
         let algorithm = algorithm(shape, &mut rng);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(s.update_threads)
-            .build()
-            .map_err(|e| {
-                LearnError::Config(format!(
-                    "cannot start {} update threads: {e}",
-                    s.update_threads
-                ))
-            })?;
+        let pool = crate::base::threads::update_pool(s.update_threads)?;
         let capacity = s
             .buffer_size
             .min(s.budget.total_steps as usize + s.num_envs);

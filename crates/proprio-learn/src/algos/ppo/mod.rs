@@ -37,6 +37,8 @@ pub struct Ppo {
     device: Device,
     agent: ActorCritic,
     optim: ModuleOptimizer,
+    /// The update's threads (`update_threads`).
+    pool: rayon::ThreadPool,
     env: TrainEnv,
     source: EnvSource,
     seed: u64,
@@ -103,6 +105,7 @@ impl Ppo {
         let mut rng = learner_rng(seed);
         let agent = ActorCritic::new(obs_space, &head, &cfg.shape(), &device, &mut rng)?;
         let optim = AdamConfig::new().with_epsilon(cfg.adam_eps).init();
+        let pool = crate::base::threads::update_pool(cfg.update_threads)?;
         Ok(Self {
             next_obs: env.venv_ref().batch().obs.clone(),
             next_done: vec![0.0; cfg.num_envs],
@@ -111,6 +114,7 @@ impl Ppo {
             device,
             agent,
             optim,
+            pool,
             env,
             source,
             seed,
@@ -270,16 +274,18 @@ impl Learner for Ppo {
         let rollout = self.collect()?;
         let updating = Instant::now();
         let (batch, explained) = self.batch(&rollout)?;
-        let (agent, stats) = update::update(
-            self.agent.clone(),
-            &mut self.optim,
-            &self.head,
-            &self.cfg,
-            &batch,
-            lr,
-            &mut self.rng,
-            &self.device,
-        )?;
+        let (agent, stats) = self.pool.install(|| {
+            update::update(
+                self.agent.clone(),
+                &mut self.optim,
+                &self.head,
+                &self.cfg,
+                &batch,
+                lr,
+                &mut self.rng,
+                &self.device,
+            )
+        })?;
         self.iteration += 1;
         self.agent = match self.cfg.log_std_cap(self.iteration, iterations) {
             Some(cap) => agent.cap_log_std(cap),

@@ -1,0 +1,109 @@
+//! Where a small network's update goes: forward, backward and Adam, timed
+//! apart, for the shapes Proprio's state-based learners train.
+//!
+//! ```sh
+//! cargo run -p proprio-learn --example update_cost
+//! ```
+//! Each row is one Adam step of an MLP on a fixed batch (a mean-square loss),
+//! split into the forward pass, `backward()` and `optim.step`; `flop µs` is
+//! the time its multiply-adds would take at 32 GFLOP/s (one Zen 4 core's
+//! single-precision FMA rate at ~2 GHz with AVX2, a lower bound).
+
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::prelude::*;
+use proprio::episode_rng;
+use proprio_learn::{Activation, Mlp};
+use std::time::{Duration, Instant};
+
+/// One network shape and batch.
+struct Case {
+    name: &'static str,
+    sizes: &'static [usize],
+    activation: Activation,
+    batch: usize,
+}
+
+const CASES: [Case; 5] = [
+    Case {
+        name: "PPO pick-cube actor 128-128, minibatch 1600",
+        sizes: &[49, 128, 128, 8],
+        activation: Activation::Tanh,
+        batch: 1600,
+    },
+    Case {
+        name: "PPO hover 64-64, minibatch 1024",
+        sizes: &[22, 64, 64, 4],
+        activation: Activation::Tanh,
+        batch: 1024,
+    },
+    Case {
+        name: "TD3 hover critic 64-64, batch 256",
+        sizes: &[26, 64, 64, 1],
+        activation: Activation::Relu,
+        batch: 256,
+    },
+    Case {
+        name: "SAC Pendulum critic 256-256, batch 256",
+        sizes: &[4, 256, 256, 1],
+        activation: Activation::Relu,
+        batch: 256,
+    },
+    Case {
+        name: "PPO 64-64 tanh, batch 128 (the 541 µs figure)",
+        sizes: &[4, 64, 64, 1],
+        activation: Activation::Tanh,
+        batch: 128,
+    },
+];
+
+fn main() {
+    let device = Device::flex().autodiff();
+    println!(
+        "{:48} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "case", "forward", "backward", "adam", "total", "flop µs"
+    );
+    for case in CASES {
+        let mut model = Mlp::new(
+            case.sizes,
+            case.activation,
+            1.0,
+            &device,
+            &mut episode_rng(0, 0, 0),
+        );
+        let mut optim = AdamConfig::new().init();
+        let data: Vec<f32> = (0..case.batch * case.sizes[0])
+            .map(|k| (k as f32 * 0.37).sin())
+            .collect();
+        let x = Tensor::<2>::from_data(TensorData::new(data, [case.batch, case.sizes[0]]), &device);
+        let steps = (2_000_000 / case.batch.max(1)).clamp(50, 4000);
+        let mut parts = [Duration::ZERO; 3];
+        for k in 0..steps + steps / 10 {
+            let t0 = Instant::now();
+            let loss = model.forward(x.clone()).square().mean();
+            // Forward work is lazy on no backend here; the scalar read would add a sync.
+            let t1 = Instant::now();
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            let t2 = Instant::now();
+            model = optim.step(3e-4, model, grads);
+            let t3 = Instant::now();
+            if k >= steps / 10 {
+                parts[0] += t1 - t0;
+                parts[1] += t2 - t1;
+                parts[2] += t3 - t2;
+            }
+        }
+        let us = parts.map(|d| d.as_secs_f64() / steps as f64 * 1e6);
+        let macs: usize = case.sizes.windows(2).map(|w| w[0] * w[1]).sum::<usize>() * case.batch;
+        // Forward, and backward's two products per layer: 3 products, 2 flops each.
+        let flop_us = 6.0 * macs as f64 / 32e9 * 1e6;
+        println!(
+            "{:48} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
+            case.name,
+            us[0],
+            us[1],
+            us[2],
+            us.iter().sum::<f64>(),
+            flop_us
+        );
+    }
+}
