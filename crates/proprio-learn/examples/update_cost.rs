@@ -5,13 +5,14 @@
 //! cargo run -p proprio-learn --example update_cost
 //! ```
 //! Each row is one Adam step of an MLP on a fixed batch (a mean-square loss),
-//! split into the forward pass, `backward()` and `optim.step`; `flop µs` is
-//! the time its multiply-adds would take at 32 GFLOP/s (one Zen 4 core's
-//! single-precision FMA rate at ~2 GHz with AVX2, a lower bound).
+//! split into the forward pass, `backward()` and the learners' Adam step
+//! (`base::adam`); `GFLOP/s` counts the forward product and the backward's
+//! two per layer.
 
-use burn::optim::{AdamConfig, GradientsParams};
+use burn::optim::GradientsParams;
 use burn::prelude::*;
 use proprio::episode_rng;
+use proprio_learn::base::adam::{BURN_EPSILON, adam};
 use proprio_learn::{Activation, Mlp};
 use std::time::{Duration, Instant};
 
@@ -60,7 +61,7 @@ fn main() {
     let device = Device::flex().autodiff();
     println!(
         "{:48} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "case", "forward", "backward", "adam", "total", "flop µs"
+        "case", "forward", "backward", "adam", "total", "GFLOP/s"
     );
     for case in CASES {
         let mut model = Mlp::new(
@@ -70,7 +71,7 @@ fn main() {
             &device,
             &mut episode_rng(0, 0, 0),
         );
-        let mut optim = AdamConfig::new().init();
+        let mut optim = adam(BURN_EPSILON);
         let data: Vec<f32> = (0..case.batch * case.sizes[0])
             .map(|k| (k as f32 * 0.37).sin())
             .collect();
@@ -80,7 +81,6 @@ fn main() {
         for k in 0..steps + steps / 10 {
             let t0 = Instant::now();
             let loss = model.forward(x.clone()).square().mean();
-            // Forward work is lazy on no backend here; the scalar read would add a sync.
             let t1 = Instant::now();
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             let t2 = Instant::now();
@@ -95,7 +95,7 @@ fn main() {
         let us = parts.map(|d| d.as_secs_f64() / steps as f64 * 1e6);
         let macs: usize = case.sizes.windows(2).map(|w| w[0] * w[1]).sum::<usize>() * case.batch;
         // Forward, and backward's two products per layer: 3 products, 2 flops each.
-        let flop_us = 6.0 * macs as f64 / 32e9 * 1e6;
+        let gflops = 6.0 * macs as f64 / us.iter().sum::<f64>() / 1e3;
         println!(
             "{:48} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
             case.name,
@@ -103,7 +103,7 @@ fn main() {
             us[1],
             us[2],
             us.iter().sum::<f64>(),
-            flop_us
+            gflops
         );
     }
 }

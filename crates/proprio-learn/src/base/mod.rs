@@ -2,6 +2,7 @@
 //! gradient clipping, Polyak averaging, the compute device, the named random
 //! streams, the hyper-parameters every algorithm has, and the update's thread pool.
 
+pub mod adam;
 pub mod device;
 pub mod error;
 pub mod grad;

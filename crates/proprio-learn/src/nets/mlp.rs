@@ -22,7 +22,7 @@ pub enum Activation {
 /// Fully connected layers with an activation between them (none after the last).
 #[derive(Module, Debug)]
 pub struct Mlp {
-    layers: Vec<Linear>,
+    pub(crate) layers: Vec<Linear>,
     #[module(skip)]
     activation: Activation,
 }
@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn an_mlp_through_the_fused_tanh_has_burns_gradients() {
-        let device = Device::default().autodiff();
+        let device = Device::flex().autodiff();
         let rng = &mut proprio::episode_rng(4, 0, 0);
         let mlp = Mlp::new(&[5, 48, 32, 3], Activation::Tanh, 1.0, &device, rng);
         let data: Vec<f32> = (0..40 * 5)

@@ -164,7 +164,7 @@ mod tests {
         // Dense over the curve, then the tiny and the saturated ranges.
         let mut xs: Vec<f32> = (-400..=400).map(|k| k as f32 * 0.025).collect();
         xs.extend([1e-6, -3e-4, 5e-4, 7.9, -8.0, 20.0, -1e4]);
-        let device = Device::default();
+        let device = Device::flex();
         let ours = host(tanh(vector(&xs, &device))).unwrap();
         for (x, y) in xs.iter().zip(&ours) {
             let exact = f64::from(*x).tanh();
@@ -174,7 +174,7 @@ mod tests {
                 "tanh({x}) = {y}, not {exact}"
             );
         }
-        let grad_device = Device::default().autodiff();
+        let grad_device = Device::flex().autodiff();
         let x = vector(&xs, &grad_device).require_grad();
         let grads = tanh(x.clone()).sum().backward();
         let dx = host(x.grad(&grads).unwrap()).unwrap();
@@ -190,7 +190,7 @@ mod tests {
     #[test]
     fn a_strided_input_takes_the_composed_path_with_the_same_values() {
         // A transposed view is not one contiguous slice: flex's own tanh serves it.
-        let device = Device::default();
+        let device = Device::flex();
         let data: Vec<f32> = (0..12).map(|k| k as f32 * 0.3 - 1.7).collect();
         let m = Tensor::<2>::from_data(TensorData::new(data, [3, 4]), &device);
         let ours = host(tanh(m.clone().transpose())).unwrap();

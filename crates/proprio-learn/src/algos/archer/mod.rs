@@ -20,6 +20,7 @@ pub mod update;
 pub use config::ArcherConfig;
 pub use update::{ActorStats, CriticStats, actor_step, critic_step, q_targets};
 
+use crate::base::adam::{BURN_EPSILON, adam};
 use crate::base::error::{LearnError, Result};
 use crate::base::polyak::polyak;
 use crate::base::seeds::{evaluation_seed, learner_rng};
@@ -33,7 +34,7 @@ use crate::nets::sequence::SequencePolicy;
 use crate::nets::turn_critic::TurnCritic;
 use crate::replay::ReplayBuffer;
 use crate::run::{Progress, RunInfo, read_json, to_json, write_json};
-use burn::optim::{AdamConfig, ModuleOptimizer};
+use burn::optim::ModuleOptimizer;
 use burn::prelude::*;
 use proprio::serde_json::{Map, Value, json};
 use proprio::{ActMode, EnvRng, Space};
@@ -103,8 +104,8 @@ impl Archer {
             target: critic.valid(),
             obs: env.venv_ref().batch().obs.clone(),
             buffer: ReplayBuffer::new(capacity, obs_dim, action_dim)?,
-            actor_optim: AdamConfig::new().init(),
-            critic_optim: AdamConfig::new().init(),
+            actor_optim: adam(BURN_EPSILON),
+            critic_optim: adam(BURN_EPSILON),
             cfg,
             device,
             actor,

@@ -13,6 +13,7 @@ pub mod demos;
 
 pub use demos::{DemoHeader, Demonstrations, collect};
 
+use crate::base::adam::adam;
 use crate::base::error::{LearnError, Result};
 use crate::base::grad::clip_global_norm;
 use crate::base::seeds::{evaluation_seed, learner_rng};
@@ -26,7 +27,7 @@ use crate::nets::encoder::CnnConfig;
 use crate::nets::head::ActionHead;
 use crate::nets::instruction::TextConfig;
 use crate::run::{Progress, RunInfo, to_json};
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::rand::RngExt;
 use proprio::serde_json::{Map, Value, json};
@@ -174,7 +175,7 @@ impl Bc {
         let obs_space = source.observation_space()?;
         let actor = ControlPolicy::new(&obs_space, head, &cfg.shape(), &device, &mut rng)?;
         Ok(Self {
-            optim: AdamConfig::new().with_epsilon(cfg.adam_eps).init(),
+            optim: adam(cfg.adam_eps),
             cfg,
             source,
             actor,

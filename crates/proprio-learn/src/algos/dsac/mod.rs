@@ -14,6 +14,7 @@ pub use loss::{SAMPLE_CLIP, TD_BOUND_SIGMAS, critic_loss, gaussian};
 
 use crate::algos::offpolicy::SacConfig;
 use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
+use crate::base::adam::{BURN_EPSILON, adam};
 use crate::base::error::{LearnError, Result};
 use crate::env::EnvSource;
 use crate::learner::{self, Learner};
@@ -21,7 +22,7 @@ use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::critic::TwinCritic;
 use crate::nets::squashed::{Actor, Squash, Temperature, normal};
 use crate::run::{RunInfo, to_json};
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::EnvRng;
 use proprio::Space;
@@ -76,9 +77,9 @@ impl DistributionalSac {
         let critics = TwinCritic::new(d + a, &cfg.hidden, 2, device, rng);
         Self {
             temperature: Temperature::new(cfg.alpha, device),
-            actor_optim: AdamConfig::new().init(),
-            q_optim: AdamConfig::new().init(),
-            alpha_optim: AdamConfig::new().init(),
+            actor_optim: adam(BURN_EPSILON),
+            q_optim: adam(BURN_EPSILON),
+            alpha_optim: adam(BURN_EPSILON),
             target_actor: actor.polyak_into(actor.clone(), 1.0),
             target_critics: critics.polyak_into(critics.clone(), 1.0),
             device: device.clone(),

@@ -19,6 +19,7 @@ pub use batch::{Prepared, prepare};
 pub use config::{AdvantageMode, GrpoConfig, LossAggregation, RewardMode};
 pub use update::UpdateStats;
 
+use crate::base::adam::adam;
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::{evaluation_seed, learner_rng};
 use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
@@ -30,7 +31,7 @@ use crate::nets::head::ActionHead;
 use crate::nets::sequence::SequencePolicy;
 use crate::run::{Progress, RunInfo, parse_config, to_json};
 use advantage::all_equal;
-use burn::optim::{AdamConfig, ModuleOptimizer};
+use burn::optim::ModuleOptimizer;
 use burn::prelude::*;
 use proprio::serde_json::{Map, Value, json};
 use proprio::{ActMode, AutoresetMode, EnvRng, EnvSpec, Space, VecEnv, VecOptions};
@@ -197,7 +198,7 @@ impl<A: Actor> Grpo<A> {
         let units_per_rollout = actor.units() as u64 * spec.max_episode_steps.unwrap_or(1);
         Ok(Self {
             loss_constant: cfg.loss_constant.unwrap_or(units_per_rollout as f64),
-            optim: AdamConfig::new().with_epsilon(cfg.adam_eps).init(),
+            optim: adam(cfg.adam_eps),
             obs_dim: spec.observation_space.flat_dim(),
             cfg,
             device,

@@ -8,6 +8,7 @@ mod update;
 pub use config::PpoConfig;
 pub use update::{Batch, UpdateStats, losses};
 
+use crate::base::adam::adam;
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::{evaluation_seed, learner_rng};
 use crate::base::store::{load_module, load_optimizer, save_module, save_optimizer};
@@ -21,7 +22,7 @@ use crate::nets::head::ActionHead;
 use crate::run::Progress;
 use crate::run::{RunInfo, to_json};
 use burn::module::Module;
-use burn::optim::{AdamConfig, ModuleOptimizer};
+use burn::optim::ModuleOptimizer;
 use burn::prelude::*;
 use proprio::Space;
 use proprio::serde_json::{Map, Value, json};
@@ -104,7 +105,7 @@ impl Ppo {
         let device = device.autodiff();
         let mut rng = learner_rng(seed);
         let agent = ActorCritic::new(obs_space, &head, &cfg.shape(), &device, &mut rng)?;
-        let optim = AdamConfig::new().with_epsilon(cfg.adam_eps).init();
+        let optim = adam(cfg.adam_eps);
         let pool = crate::base::threads::update_pool(cfg.update_threads)?;
         Ok(Self {
             next_obs: env.venv_ref().batch().obs.clone(),

@@ -5,6 +5,7 @@
 pub use crate::algos::offpolicy::SacConfig;
 
 use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
+use crate::base::adam::{BURN_EPSILON, adam};
 use crate::base::error::{LearnError, Result};
 use crate::env::EnvSource;
 use crate::learner::{self, Learner};
@@ -12,7 +13,7 @@ use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::critic::TwinCritic;
 use crate::nets::squashed::{Actor, Squash, Temperature, normal};
 use crate::run::{RunInfo, to_json};
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::EnvRng;
 use proprio::Space;
@@ -64,9 +65,9 @@ impl SoftActorCritic {
         let critics = TwinCritic::new(d + a, &cfg.hidden, 1, device, rng);
         Self {
             temperature: Temperature::new(cfg.alpha, device),
-            actor_optim: AdamConfig::new().init(),
-            q_optim: AdamConfig::new().init(),
-            alpha_optim: AdamConfig::new().init(),
+            actor_optim: adam(BURN_EPSILON),
+            q_optim: adam(BURN_EPSILON),
+            alpha_optim: adam(BURN_EPSILON),
             target: critics.polyak_into(critics.clone(), 1.0),
             device: device.clone(),
             cfg,

@@ -8,6 +8,7 @@ mod config;
 pub use config::Td3Config;
 
 use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
+use crate::base::adam::{BURN_EPSILON, adam};
 use crate::base::error::{LearnError, Result};
 use crate::base::store::module_device;
 use crate::base::tensor::{host, matrix};
@@ -19,7 +20,7 @@ use crate::nets::deterministic::{ActionBox, DeterministicActor, add_exploration_
 use crate::nets::squashed::normal;
 use crate::run::{RunInfo, to_json};
 use burn::module::Module;
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use proprio::EnvRng;
 use proprio::Space;
@@ -74,8 +75,8 @@ impl TwinDelayed {
         Self {
             target_actor: actor.polyak_into(actor.clone(), 1.0),
             target_critics: critics.polyak_into(critics.clone(), 1.0),
-            actor_optim: AdamConfig::new().init(),
-            q_optim: AdamConfig::new().init(),
+            actor_optim: adam(BURN_EPSILON),
+            q_optim: adam(BURN_EPSILON),
             device: device.clone(),
             low: shape.low.to_vec(),
             high: shape.high.to_vec(),
