@@ -1,8 +1,83 @@
 //! Polyak averaging of any module into its target copy, parameter by
-//! parameter in visiting order (the two have the same structure).
+//! parameter in visiting order (the two have the same structure). On flex
+//! each parameter is mixed in place in one pass (a backend extension),
+//! with burn's arithmetic to the bit; other devices compose burn's ops.
 
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::{
+    Autodiff, AutodiffBackend, Backend, Dispatch, Flex, backend_extension, tensor::FloatTensor,
+};
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::prelude::*;
+use burn::tensor::DType;
+
+/// `target · (1 − τ) + online · τ` as one backend op; `weights` = (1 − τ, τ) in `f32`.
+#[backend_extension(Flex, Cube: cfg(feature = "wgpu"), Autodiff)]
+pub trait PolyakBackend: Backend {
+    /// The mix of `target` with `online` (same shape).
+    fn polyak_mix(
+        target: FloatTensor<Self>,
+        online: FloatTensor<Self>,
+        weights: (f32, f32),
+    ) -> FloatTensor<Self> {
+        composed::<Self>(target, online, weights)
+    }
+}
+
+/// The mix in three of the backend's ops, as burn computes `t·(1−τ) + o·τ`.
+fn composed<B: Backend>(
+    target: FloatTensor<B>,
+    online: FloatTensor<B>,
+    (keep, take): (f32, f32),
+) -> FloatTensor<B> {
+    B::float_add(
+        B::float_mul_scalar(target, keep.into()),
+        B::float_mul_scalar(online, take.into()),
+    )
+}
+
+impl PolyakBackend for Flex {
+    fn polyak_mix(
+        mut target: FloatTensor<Self>,
+        online: FloatTensor<Self>,
+        (keep, take): (f32, f32),
+    ) -> FloatTensor<Self> {
+        let n = target.layout().num_elements();
+        let plain = |t: &FloatTensor<Self>| {
+            t.dtype() == DType::F32 && t.layout().is_contiguous() && t.layout().start_offset() == 0
+        };
+        let ready = plain(&target)
+            && plain(&online)
+            && target.is_unique()
+            && online.layout().num_elements() == n;
+        if !ready {
+            return composed::<Self>(target, online, (keep, take));
+        }
+        let o = &online.storage::<f32>()[..n];
+        let t = &mut target.storage_mut::<f32>()[..n];
+        pulp::Arch::new().dispatch(|| {
+            for (t, &o) in t.iter_mut().zip(o) {
+                *t = *t * keep + o * take;
+            }
+        });
+        target
+    }
+}
+
+#[cfg(feature = "wgpu")]
+impl PolyakBackend for burn::backend::Cube {}
+
+/// A target network is never trained: mix the inner backend's tensors, untracked.
+impl<B: Backend + PolyakBackend, C: CheckpointStrategy> PolyakBackend for Autodiff<B, C> {
+    fn polyak_mix(
+        target: FloatTensor<Self>,
+        online: FloatTensor<Self>,
+        weights: (f32, f32),
+    ) -> FloatTensor<Self> {
+        let mixed = B::polyak_mix(target.into_primitive(), online.into_primitive(), weights);
+        Self::from_inner(mixed)
+    }
+}
 
 /// Every float parameter of a module, flattened, in visiting order.
 struct Collect(Vec<Tensor<1>>);
@@ -26,11 +101,17 @@ impl ModuleMapper for Mix {
         let Some(online) = self.online.next() else {
             return param;
         };
-        let tau = self.tau;
+        // As burn's scalar ops convert them: (1 − τ) in f64, then each to the element type.
+        let weights = ((1.0 - self.tau) as f32, self.tau as f32);
         param.map(|t| {
-            let o = online.to_device(&t.device()).reshape(t.shape());
+            let o: Tensor<D> = online.to_device(&t.device()).reshape(t.shape());
+            let mixed = <Dispatch as PolyakBackend>::polyak_mix(
+                t.into_dispatch(),
+                o.into_dispatch(),
+                weights,
+            );
             // Detached: a target network is never trained, and must not keep the online graph alive.
-            t.mul_scalar(1.0 - tau).add(o.mul_scalar(tau)).detach()
+            Tensor::from_dispatch(mixed).detach()
         })
     }
 }
@@ -66,5 +147,23 @@ mod tests {
             assert!((m - (0.25 * o + 0.75 * t)).abs() < 1e-6);
         }
         assert_eq!(w(&polyak(&online, target, 1.0)), w(&online));
+    }
+
+    #[test]
+    fn the_fused_mix_on_flex_is_burns_to_the_bit() {
+        let device = Device::flex().autodiff();
+        let online: Linear = LinearConfig::new(17, 9).init(&device);
+        let target: Linear = LinearConfig::new(17, 9).init(&device);
+        let bits =
+            |t: Tensor<2>| -> Vec<u32> { host(t).unwrap().iter().map(|v| v.to_bits()).collect() };
+        let tau = 0.005;
+        let burns = target
+            .weight
+            .val()
+            .mul_scalar(1.0 - tau)
+            .add(online.weight.val().mul_scalar(tau));
+        let mixed = polyak(&online, target, tau);
+        assert_eq!(bits(mixed.weight.val()), bits(burns));
+        assert!(!mixed.weight.val().is_require_grad());
     }
 }
