@@ -4,6 +4,7 @@
 //! loop, so its results are burn's to the bit and its state is burn's
 //! `AdamState` (old optimizer files load). Other devices compose burn's ops.
 
+use crate::base::flex::{plain, writable};
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::{
     Autodiff, AutodiffBackend, Backend, Dispatch, ExtensionType, Flex, backend_extension,
@@ -11,7 +12,6 @@ use burn::backend::{
 };
 use burn::optim::{AdamState, AdaptiveMomentumState, LearningRate, ModuleOptimizer, Optimizer};
 use burn::prelude::*;
-use burn::tensor::DType;
 
 /// burn's default ε.
 pub const BURN_EPSILON: f32 = 1e-5;
@@ -109,16 +109,6 @@ fn composed<B: Backend>(
     }
 }
 
-/// Whether flex's tensor is one writable `f32` slice.
-fn writable(t: &burn::backend::flex::FlexTensor) -> bool {
-    readable(t) && t.is_unique()
-}
-
-/// Whether flex's tensor is one contiguous `f32` slice from its start.
-fn readable(t: &burn::backend::flex::FlexTensor) -> bool {
-    t.dtype() == DType::F32 && t.layout().is_contiguous() && t.layout().start_offset() == 0
-}
-
 impl AdamBackend for Flex {
     fn adam_step(
         mut param: FloatTensor<Self>,
@@ -130,7 +120,7 @@ impl AdamBackend for Flex {
         let n = param.layout().num_elements();
         let fits = |t: &FloatTensor<Self>| t.layout().num_elements() == n;
         let ready = writable(&param)
-            && readable(&grad)
+            && plain(&grad)
             && writable(&moment_1)
             && writable(&moment_2)
             && fits(&grad)

@@ -5,6 +5,7 @@
 pub mod adam;
 pub mod device;
 pub mod error;
+pub mod flex;
 pub mod grad;
 pub mod hyper;
 pub mod polyak;

@@ -3,13 +3,13 @@
 //! each parameter is mixed in place in one pass (a backend extension),
 //! with burn's arithmetic to the bit; other devices compose burn's ops.
 
+use crate::base::flex::{plain, writable};
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::{
     Autodiff, AutodiffBackend, Backend, Dispatch, Flex, backend_extension, tensor::FloatTensor,
 };
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::prelude::*;
-use burn::tensor::DType;
 
 /// `target · (1 − τ) + online · τ` as one backend op; `weights` = (1 − τ, τ) in `f32`.
 #[backend_extension(Flex, Cube: cfg(feature = "wgpu"), Autodiff)]
@@ -43,13 +43,7 @@ impl PolyakBackend for Flex {
         (keep, take): (f32, f32),
     ) -> FloatTensor<Self> {
         let n = target.layout().num_elements();
-        let plain = |t: &FloatTensor<Self>| {
-            t.dtype() == DType::F32 && t.layout().is_contiguous() && t.layout().start_offset() == 0
-        };
-        let ready = plain(&target)
-            && plain(&online)
-            && target.is_unique()
-            && online.layout().num_elements() == n;
+        let ready = writable(&target) && plain(&online) && online.layout().num_elements() == n;
         if !ready {
             return composed::<Self>(target, online, (keep, take));
         }

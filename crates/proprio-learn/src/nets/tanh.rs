@@ -5,6 +5,7 @@
 //! its autodiff recomputes them from the input in the backward pass (`perf`
 //! on a PPO update: 34% of the time). Other devices compose burn's ops.
 
+use crate::base::flex::{plain, writable};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
@@ -12,7 +13,6 @@ use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, unary};
 use burn::backend::ops::FloatTensorOps;
 use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension, tensor::FloatTensor};
 use burn::prelude::*;
-use burn::tensor::DType;
 
 /// Largest |x| the rational form is evaluated at; beyond it tanh is ±1 in `f32`.
 const CLAMP: f32 = 7.905_311;
@@ -68,14 +68,6 @@ pub trait TanhBackend: Backend {
     }
 }
 
-/// Whether flex's tensor can be written in place as one `f32` slice.
-fn writable(t: &burn::backend::flex::FlexTensor) -> bool {
-    t.dtype() == DType::F32
-        && t.is_unique()
-        && t.layout().is_contiguous()
-        && t.layout().start_offset() == 0
-}
-
 impl TanhBackend for Flex {
     fn fused_tanh(mut x: FloatTensor<Self>) -> FloatTensor<Self> {
         if !writable(&x) {
@@ -93,12 +85,11 @@ impl TanhBackend for Flex {
 
     fn fused_tanh_backward(y: FloatTensor<Self>, mut grad: FloatTensor<Self>) -> FloatTensor<Self> {
         let same = y.layout().shape() == grad.layout().shape();
-        if !(same && writable(&grad) && y.dtype() == DType::F32 && y.layout().is_contiguous()) {
+        if !(same && writable(&grad) && plain(&y)) {
             return composed_backward::<Self>(y, grad);
         }
         let n = grad.layout().num_elements();
-        let start = y.layout().start_offset();
-        let ys = &y.storage::<f32>()[start..start + n];
+        let ys = &y.storage::<f32>()[..n];
         let grads = &mut grad.storage_mut::<f32>()[..n];
         pulp::Arch::new().dispatch(|| {
             for (g, &v) in grads.iter_mut().zip(ys) {
