@@ -12,3 +12,16 @@ pub fn plain(t: &FlexTensor) -> bool {
 pub fn writable(t: &FlexTensor) -> bool {
     plain(t) && t.is_unique()
 }
+
+/// `f(t, s)` for each element `t` of `target` (written in place) and `s` of
+/// `source`, compiled for the CPU's widest SIMD; both [`plain`], `target` [`writable`].
+pub fn zip_in_place(target: &mut FlexTensor, source: &FlexTensor, f: impl Fn(&mut f32, f32)) {
+    let n = target.layout().num_elements();
+    let s = &source.storage::<f32>()[..n];
+    let t = &mut target.storage_mut::<f32>()[..n];
+    pulp::Arch::new().dispatch(|| {
+        for (t, &s) in t.iter_mut().zip(s) {
+            f(t, s);
+        }
+    });
+}

@@ -3,7 +3,7 @@
 //! each parameter is mixed in place in one pass (a backend extension),
 //! with burn's arithmetic to the bit; other devices compose burn's ops.
 
-use crate::base::flex::{plain, writable};
+use crate::base::flex::{plain, writable, zip_in_place};
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::{
     Autodiff, AutodiffBackend, Backend, Dispatch, Flex, backend_extension, tensor::FloatTensor,
@@ -47,13 +47,7 @@ impl PolyakBackend for Flex {
         if !ready {
             return composed::<Self>(target, online, (keep, take));
         }
-        let o = &online.storage::<f32>()[..n];
-        let t = &mut target.storage_mut::<f32>()[..n];
-        pulp::Arch::new().dispatch(|| {
-            for (t, &o) in t.iter_mut().zip(o) {
-                *t = *t * keep + o * take;
-            }
-        });
+        zip_in_place(&mut target, &online, |t, o| *t = *t * keep + o * take);
         target
     }
 }

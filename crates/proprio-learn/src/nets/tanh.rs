@@ -5,7 +5,7 @@
 //! its autodiff recomputes them from the input in the backward pass (`perf`
 //! on a PPO update: 34% of the time). Other devices compose burn's ops.
 
-use crate::base::flex::{plain, writable};
+use crate::base::flex::{plain, writable, zip_in_place};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
@@ -88,14 +88,7 @@ impl TanhBackend for Flex {
         if !(same && writable(&grad) && plain(&y)) {
             return composed_backward::<Self>(y, grad);
         }
-        let n = grad.layout().num_elements();
-        let ys = &y.storage::<f32>()[..n];
-        let grads = &mut grad.storage_mut::<f32>()[..n];
-        pulp::Arch::new().dispatch(|| {
-            for (g, &v) in grads.iter_mut().zip(ys) {
-                *g *= 1.0 - v * v;
-            }
-        });
+        zip_in_place(&mut grad, &y, |g, v| *g *= 1.0 - v * v);
         grad
     }
 }
