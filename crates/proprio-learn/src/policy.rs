@@ -204,6 +204,7 @@ fn legacy_policy_file(dir: &Path, info: &RunInfo, action_space: &Space) -> Resul
                 let net = PolicyNet::Deterministic {
                     hidden: cfg.hidden,
                     noise: cfg.exploration_noise,
+                    activation: cfg.activation,
                 };
                 (net, "actor.bpk")
             }

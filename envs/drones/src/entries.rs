@@ -9,7 +9,7 @@ pub const HOVER: EnvEntry = EnvEntry {
     reward_range: (-10.0, 2.0),
     max_episode_steps: Some(500),
     physics_steps_per_step: 5,
-    reward: "1 - (|p - target| + 0.2 (1 - R_zz) + 0.05 |v| + 0.02 |omega|), floored at -1, + 1 inside the success region (0.1 m, 0.2 rad/s); -10 on a crash",
+    reward: "1 - (|p - target| + 0.2 (1 - R_zz) + 0.05 |v| + 0.02 |omega|), floored at -1, + 1 inside the success region (0.1 m, 0.2 rad/s); -10 on a crash; with `squared_reward`, Learning to Fly's weighted squared costs (docs/envs.md)",
     termination: "terminated on touching the ground or leaving the 10 m arena; truncated after 500 steps (5 s); success = within 0.1 m and 0.2 rad/s for the last second",
     action_handling: ACTION_HANDLING,
 };

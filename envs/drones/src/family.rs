@@ -39,11 +39,12 @@ impl Family for Drones {
         Settings::new(task, config)
     }
 
-    fn spaces(task: TaskKind, _: &Settings) -> (Space, Space) {
-        let dim = task::obs_dim(task);
+    fn spaces(_: TaskKind, settings: &Settings) -> (Space, Space) {
+        let dim = task::obs_dim(settings);
         let mut low = vec![f32::NEG_INFINITY; dim];
         let mut high = vec![f32::INFINITY; dim];
-        for i in (3..12).chain(18..22) {
+        let motors = task::task_obs_dim(settings.task)..dim;
+        for i in (3..12).chain(18..22).chain(motors) {
             (low[i], high[i]) = (-1.0, 1.0);
         }
         (Space::Box { low, high }, Space::uniform_box(4, -1.0, 1.0))

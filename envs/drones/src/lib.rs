@@ -19,7 +19,9 @@ mod state;
 pub mod task;
 mod visuals;
 
-pub use config::{ActionMode, DroneConfig, MAX_POINTS, Randomize, Settings, Start, TaskKind, Wind};
+pub use config::{
+    ActionMode, DroneConfig, MAX_POINTS, Randomize, Settings, SquaredReward, Start, TaskKind, Wind,
+};
 pub use entries::{GATES, HOVER, WAYPOINTS};
 pub use family::Drones;
 pub use model::DroneModel;

@@ -115,7 +115,7 @@ impl Scripted {
 
 impl Agent for Scripted {
     fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> Result<()> {
-        let dim = obs_dim(self.settings.task);
+        let dim = obs_dim(&self.settings);
         for (o, a) in obs.chunks_exact(dim).zip(actions.chunks_exact_mut(4)) {
             a.copy_from_slice(&self.action(o));
         }

@@ -3,7 +3,9 @@
 
 use crate::config::{ActionMode, MAX_POINTS, Settings, TaskKind};
 use crate::dynamics::{motor_rpm, norm, rate_control, rotation, sub, substep};
-use crate::params::{BODY_RADIUS, INERTIA, KF, KM, MASS, MOTOR_TAU, hover_rpm};
+use crate::params::{
+    BODY_RADIUS, INERTIA, KF, KM, MASS, MOTOR_TAU, hover_command, hover_rpm, max_rpm,
+};
 use crate::state::Drone;
 use bytemuck::Zeroable;
 use proprio_core::EnvRng;
@@ -45,13 +47,18 @@ pub enum Crash {
 /// What one control step produced, with its crash cause.
 pub type StepResult = proprio_core::chunked::StepResult<Crash>;
 
-/// Observation length of a task.
-pub fn obs_dim(task: TaskKind) -> usize {
+/// Observation length of a task, without the motor speeds.
+pub fn task_obs_dim(task: TaskKind) -> usize {
     match task {
         TaskKind::Hover => 22,
         TaskKind::Waypoints => 25,
         TaskKind::Gates => 28,
     }
+}
+
+/// Observation length of envs with settings `s`.
+pub fn obs_dim(s: &Settings) -> usize {
+    task_obs_dim(s.task) + if s.observe_motors { 4 } else { 0 }
 }
 
 fn sym(rng: &mut EnvRng, half: f32) -> f32 {
@@ -247,20 +254,41 @@ pub fn control_step(d: &mut Drone, action: [f32; 4], s: &Settings) -> StepResult
             d.goal += 1.0;
         }
     }
-    let error = norm(sub(d.pos, target(d, s)));
+    let offset = sub(d.pos, target(d, s));
+    let error = norm(offset);
     let rate = norm(d.omega);
     let reached = d.goal - goal0;
+    if let Some(r) = &s.squared_reward
+        && crash == Crash::None
+        && offset.iter().any(|e| e.abs() > r.exit)
+    {
+        crash = Crash::OutOfBounds;
+    }
     let (mut reward, success) = match s.task {
         TaskKind::Hover => {
             let up = rotation(d.quat)[2][2];
-            let cost = error + 0.2 * (1.0 - up) + 0.05 * norm(d.vel) + 0.02 * rate;
             let inside = error < HOVER_RADIUS && rate < HOVER_RATE;
             d.hold = if inside { d.hold + 1.0 } else { 0.0 };
-            let bonus = if inside { HOVER_BONUS } else { 0.0 };
-            (
-                (1.0 - cost).max(-1.0) + bonus,
-                d.hold >= s.control_hz as f32,
-            )
+            let success = d.hold >= s.control_hz as f32;
+            let reward = match &s.squared_reward {
+                Some(r) => {
+                    let speed = norm(d.vel);
+                    let effort: f32 = action.iter().map(|a| (a - hover_command()).powi(2)).sum();
+                    let cost = r.position * error * error
+                        + r.distance * error
+                        + r.orientation * (1.0 - d.quat[0] * d.quat[0])
+                        + r.velocity * speed * speed
+                        + r.rate * rate * rate
+                        + r.action * effort;
+                    r.constant - r.scale * cost + if inside { r.bonus } else { 0.0 }
+                }
+                None => {
+                    let cost = error + 0.2 * (1.0 - up) + 0.05 * norm(d.vel) + 0.02 * rate;
+                    let bonus = if inside { HOVER_BONUS } else { 0.0 };
+                    (1.0 - cost).max(-1.0) + bonus
+                }
+            };
+            (reward, success)
         }
         TaskKind::Waypoints | TaskKind::Gates => {
             let progress = if reached > 0.0 { 0.0 } else { d.dist - error };
@@ -272,7 +300,7 @@ pub fn control_step(d: &mut Drone, action: [f32; 4], s: &Settings) -> StepResult
     };
     d.dist = error;
     if crash != Crash::None {
-        reward = CRASH_REWARD;
+        reward = s.squared_reward.map_or(CRASH_REWARD, |r| r.termination);
     }
     let finishes = s.task != TaskKind::Hover && success;
     StepResult {
@@ -310,6 +338,12 @@ pub fn observe(d: &Drone, s: &Settings, obs: &mut [f32]) {
         TaskKind::Gates => {
             obs[22..25].copy_from_slice(&[d.gate_dir[g][0], d.gate_dir[g][1], 0.0]);
             obs[25..28].copy_from_slice(&next);
+        }
+    }
+    if s.observe_motors {
+        let at = task_obs_dim(s.task);
+        for (o, rpm) in obs[at..at + 4].iter_mut().zip(d.rpm) {
+            *o = 2.0 * rpm / max_rpm() - 1.0;
         }
     }
 }

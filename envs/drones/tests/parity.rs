@@ -50,6 +50,14 @@ fn gpu_kernel_matches_the_cpu_reference() {
             }),
         ),
         (
+            "drones/hover-v0",
+            json!({
+                "squared_reward": {"exit": 0.3, "distance": 1.0, "rate": 0.1, "bonus": 0.5, "termination": -3.0},
+                "observe_motors": true,
+                "max_episode_steps": 100,
+            }),
+        ),
+        (
             "drones/waypoints-v0",
             json!({"action": "thrust_rates", "max_episode_steps": 100}),
         ),

@@ -9,6 +9,7 @@ use crate::nets::actor_critic::{ActorCritic, AgentShape};
 use crate::nets::deterministic::{ActionBox, DeterministicActor, add_exploration_noise};
 use crate::nets::head::{ActionHead, standard_normal};
 use crate::nets::kv_cache::KvCache;
+use crate::nets::mlp::Activation;
 use crate::nets::sequence::{SequencePolicy, SequenceShape};
 use crate::nets::squashed::{Actor, box_affine, squash};
 use burn::prelude::*;
@@ -36,6 +37,9 @@ pub enum PolicyNet {
         hidden: Vec<usize>,
         /// Exploration noise, in half-widths of the action box.
         noise: f32,
+        /// Hidden-layer non-linearity (ReLU in runs written before it was a key).
+        #[serde(default)]
+        activation: Activation,
     },
     /// The transformer policy over token answers, sampled at `temperature`.
     Sequence {
@@ -142,9 +146,14 @@ impl PolicyFile {
                     matrix(&bias, 1, low.len(), device),
                 )))
             }
-            PolicyNet::Deterministic { hidden, noise } => {
+            PolicyNet::Deterministic {
+                hidden,
+                noise,
+                activation,
+            } => {
                 let (low, high) = box_bounds(action_space)?;
-                let actor = DeterministicActor::new(obs_dim, low.len(), hidden, device, rng);
+                let actor =
+                    DeterministicActor::new(obs_dim, low.len(), hidden, *activation, device, rng);
                 Acting::Deterministic(Box::new((
                     load_module(actor, &weights)?,
                     ActionBox::new(low, high, device),

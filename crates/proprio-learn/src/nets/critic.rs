@@ -3,26 +3,29 @@
 //! product per layer instead of two (clipped double-Q of TD3, SAC, DSAC).
 
 use crate::base::polyak::polyak;
-use crate::nets::mlp::orthogonal;
+use crate::nets::mlp::{Activation, orthogonal};
 use burn::module::Param;
 use burn::prelude::*;
 use proprio::EnvRng;
 
-/// Two independent ReLU MLPs `(obs, action) → [outputs]`, evaluated together.
+/// Two independent MLPs `(obs, action) → [outputs]`, evaluated together.
 #[derive(Module, Debug)]
 pub struct TwinCritic {
     weights: Vec<Param<Tensor<3>>>,
     biases: Vec<Param<Tensor<3>>>,
+    #[module(skip)]
+    activation: Activation,
 }
 
 impl TwinCritic {
-    /// Two `[obs_dim + action_dim] → hidden… → [outputs]` ReLU networks. Each
+    /// Two `[obs_dim + action_dim] → hidden… → [outputs]` networks. Each
     /// is initialised as [`crate::Mlp`] initialises one (orthogonal, gain √2,
     /// output gain 1, zero biases): the first critic's layers, then the second's.
     pub fn new(
         inputs: usize,
         hidden: &[usize],
         outputs: usize,
+        activation: Activation,
         device: &Device,
         rng: &mut EnvRng,
     ) -> Self {
@@ -51,7 +54,11 @@ impl TwinCritic {
             .iter()
             .map(|&out| Param::from_tensor(Tensor::zeros([2, 1, out], device)))
             .collect();
-        Self { weights, biases }
+        Self {
+            weights,
+            biases,
+            activation,
+        }
     }
 
     /// Both critics' outputs `[2, B, outputs]` for `obs` `[B, D]` and `action` `[B, A]`.
@@ -63,7 +70,7 @@ impl TwinCritic {
         for (k, (w, b)) in self.weights.iter().zip(&self.biases).enumerate() {
             x = x.matmul(w.val()) + b.val();
             if k < last {
-                x = burn::tensor::activation::relu(x);
+                x = self.activation.apply(x);
             }
         }
         x
@@ -86,7 +93,7 @@ impl TwinCritic {
                 .reshape([1, outputs]);
             x = x.matmul(w) + b;
             if k < last {
-                x = burn::tensor::activation::relu(x);
+                x = self.activation.apply(x);
             }
         }
         x

@@ -15,17 +15,18 @@ pub struct DeterministicActor {
 }
 
 impl DeterministicActor {
-    /// A `hidden` ReLU MLP with `action_dim` outputs.
+    /// A `hidden` MLP with `action_dim` outputs.
     pub fn new(
         obs_dim: usize,
         action_dim: usize,
         hidden: &[usize],
+        activation: Activation,
         device: &Device,
         rng: &mut EnvRng,
     ) -> Self {
         let sizes = [&[obs_dim], hidden, &[action_dim]].concat();
         Self {
-            net: Mlp::new(&sizes, Activation::Relu, 1.0, device, rng),
+            net: Mlp::new(&sizes, activation, 1.0, device, rng),
         }
     }
 

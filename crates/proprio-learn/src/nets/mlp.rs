@@ -10,13 +10,24 @@ use proprio::EnvRng;
 use serde::{Deserialize, Serialize};
 
 /// Hidden-layer non-linearity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Activation {
-    /// `tanh`, CleanRL's PPO choice.
+    /// `tanh`, CleanRL's PPO choice (and Learning to Fly's, for TD3).
     Tanh,
-    /// `max(x, 0)`, CleanRL's SAC choice.
+    /// `max(x, 0)`, CleanRL's SAC and TD3 choice.
+    #[default]
     Relu,
+}
+
+impl Activation {
+    /// `x` through the non-linearity.
+    pub fn apply<const D: usize>(self, x: Tensor<D>) -> Tensor<D> {
+        match self {
+            Activation::Tanh => tanh(x),
+            Activation::Relu => burn::tensor::activation::relu(x),
+        }
+    }
 }
 
 /// Fully connected layers with an activation between them (none after the last).
@@ -64,10 +75,7 @@ impl Mlp {
         for (k, layer) in self.layers.iter().enumerate() {
             x = layer.forward(x);
             if k < last {
-                x = match self.activation {
-                    Activation::Tanh => tanh(x),
-                    Activation::Relu => burn::tensor::activation::relu(x),
-                };
+                x = self.activation.apply(x);
             }
         }
         x

@@ -7,7 +7,7 @@ use crate::config::{ActionMode, Settings};
 use crate::model::DroneModel;
 use crate::params::{
     BODY_RADIUS, DRAG, GRAVITY, INERTIA, KF, KM, MASS, MAX_RATE, RATE_GAIN, RPM_TO_RAD,
-    THRUST_TO_WEIGHT, max_rpm, motor_xy,
+    THRUST_TO_WEIGHT, hover_command, max_rpm, motor_xy,
 };
 use crate::state::Drone;
 use crate::task;
@@ -24,11 +24,29 @@ proprio_gpu::params! {
         action_mode: u32,
         count: u32,
         control_hz: u32,
-        _pad0: u32,
+        squared: u32,
+        motors_at: u32,
+        _pad3: u32,
+        _pad4: u32,
+        _pad5: u32,
         dt: f32,
         waypoint_radius: f32,
         gate_size: f32,
+        hover_command: f32,
+        sq_position: f32,
+        sq_distance: f32,
+        sq_orientation: f32,
+        sq_velocity: f32,
+        sq_rate: f32,
+        sq_action: f32,
+        sq_constant: f32,
+        sq_scale: f32,
+        sq_bonus: f32,
+        sq_termination: f32,
+        sq_exit: f32,
+        _pad0: f32,
         _pad1: f32,
+        _pad2: f32,
     }
 }
 
@@ -88,7 +106,26 @@ impl GpuModel for DroneModel {
 
     fn params(&self) -> Vec<u8> {
         let s: &Settings = self.settings();
+        let r = s.squared_reward.unwrap_or_default();
         Params {
+            squared: u32::from(s.squared_reward.is_some()),
+            motors_at: if s.observe_motors {
+                task::task_obs_dim(s.task) as u32
+            } else {
+                0
+            },
+            hover_command: hover_command(),
+            sq_position: r.position,
+            sq_distance: r.distance,
+            sq_orientation: r.orientation,
+            sq_velocity: r.velocity,
+            sq_rate: r.rate,
+            sq_action: r.action,
+            sq_constant: r.constant,
+            sq_scale: r.scale,
+            sq_bonus: r.bonus,
+            sq_termination: r.termination,
+            sq_exit: r.exit,
             substeps: s.substeps,
             task: s.task as u32,
             action_mode: u32::from(s.action == ActionMode::ThrustRates),

@@ -218,22 +218,40 @@ fn control_step(env: u32) -> StepResult {
             s[F_GOAL] += 1.0;
         }
     }
-    let error = norm3(p - current_target());
+    let offset = p - current_target();
+    let error = norm3(offset);
     let rate = norm3(get3(F_OMEGA));
     let reached = s[F_GOAL] - goal0;
+    if (P.squared == 1u && crash == 0u && any(abs(offset) > vec3<f32>(P.sq_exit))) {
+        crash = 3u;
+    }
     var reward: f32;
     var success: bool;
     if (P.task == 0u) {
         let up = rotation().r2.z;
-        let cost = error + 0.2 * (1.0 - up) + 0.05 * norm3(get3(F_VEL)) + 0.02 * rate;
-        var bonus = 0.0;
-        if (error < HOVER_RADIUS && rate < HOVER_RATE) {
+        let inside = error < HOVER_RADIUS && rate < HOVER_RATE;
+        if (inside) {
             s[F_HOLD] = s[F_HOLD] + 1.0;
-            bonus = HOVER_BONUS;
         } else {
             s[F_HOLD] = 0.0;
         }
-        reward = max(1.0 - cost, -1.0) + bonus;
+        if (P.squared == 1u) {
+            let speed = norm3(get3(F_VEL));
+            let e = action - vec4<f32>(P.hover_command);
+            let cost = P.sq_position * error * error + P.sq_distance * error
+                + P.sq_orientation * (1.0 - s[F_QUAT] * s[F_QUAT]) + P.sq_velocity * speed * speed
+                + P.sq_rate * rate * rate + P.sq_action * dot(e, e);
+            reward = P.sq_constant - P.sq_scale * cost;
+            if (inside) {
+                reward += P.sq_bonus;
+            }
+        } else {
+            let cost = error + 0.2 * (1.0 - up) + 0.05 * norm3(get3(F_VEL)) + 0.02 * rate;
+            reward = max(1.0 - cost, -1.0);
+            if (inside) {
+                reward += HOVER_BONUS;
+            }
+        }
         success = s[F_HOLD] >= f32(P.control_hz);
     } else {
         var progress = 0.0;
@@ -245,7 +263,11 @@ fn control_step(env: u32) -> StepResult {
     }
     s[F_DIST] = error;
     if (crash != 0u) {
-        reward = CRASH_REWARD;
+        if (P.squared == 1u) {
+            reward = P.sq_termination;
+        } else {
+            reward = CRASH_REWARD;
+        }
     }
     let finishes = P.task != 0u && success;
     return StepResult(reward, crash != 0u || finishes, success, crash, false);
@@ -290,6 +312,11 @@ fn observe(base: u32) {
         outputs[base + 25u] = next.x;
         outputs[base + 26u] = next.y;
         outputs[base + 27u] = next.z;
+    }
+    if (P.motors_at > 0u) {
+        for (var k = 0u; k < 4u; k++) {
+            outputs[base + P.motors_at + k] = 2.0 * s[F_RPM + k] / MAX_RPM - 1.0;
+        }
     }
 }
 

@@ -20,6 +20,7 @@ use crate::env::EnvSource;
 use crate::learner::{self, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::critic::TwinCritic;
+use crate::nets::mlp::Activation;
 use crate::nets::squashed::{Actor, Squash, Temperature, normal};
 use crate::run::{RunInfo, to_json};
 use burn::optim::{GradientsParams, ModuleOptimizer};
@@ -74,7 +75,7 @@ impl DistributionalSac {
         let (d, a, device) = (shape.obs_dim, shape.low.len(), shape.device);
         let actor = Actor::new(d, a, &cfg.hidden, device, rng);
         // Two outputs per critic: the mean and log σ of its value distribution.
-        let critics = TwinCritic::new(d + a, &cfg.hidden, 2, device, rng);
+        let critics = TwinCritic::new(d + a, &cfg.hidden, 2, Activation::Relu, device, rng);
         Self {
             temperature: Temperature::new(cfg.alpha, device),
             actor_optim: adam(BURN_EPSILON),

@@ -11,6 +11,7 @@ use crate::env::EnvSource;
 use crate::learner::{self, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::critic::TwinCritic;
+use crate::nets::mlp::Activation;
 use crate::nets::squashed::{Actor, Squash, Temperature, normal};
 use crate::run::{RunInfo, to_json};
 use burn::optim::{GradientsParams, ModuleOptimizer};
@@ -62,7 +63,7 @@ impl SoftActorCritic {
     fn new(cfg: SacConfig, shape: &Shape, rng: &mut EnvRng) -> Self {
         let (d, a, device) = (shape.obs_dim, shape.low.len(), shape.device);
         let actor = Actor::new(d, a, &cfg.hidden, device, rng);
-        let critics = TwinCritic::new(d + a, &cfg.hidden, 1, device, rng);
+        let critics = TwinCritic::new(d + a, &cfg.hidden, 1, Activation::Relu, device, rng);
         Self {
             temperature: Temperature::new(cfg.alpha, device),
             actor_optim: adam(BURN_EPSILON),

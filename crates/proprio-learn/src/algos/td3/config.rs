@@ -1,5 +1,6 @@
 //! TD3 hyper-parameters, defaults from CleanRL's `td3_continuous_action.py`.
 
+use crate::nets::mlp::Activation;
 use serde::{Deserialize, Serialize};
 
 crate::algos::offpolicy::replay_hyperparameters! {
@@ -19,8 +20,11 @@ crate::algos::offpolicy::replay_hyperparameters! {
         pub noise_clip: f32,
         /// Std of the Gaussian exploration noise, in half-widths of the action box (CleanRL: 0.1).
         pub exploration_noise: f32,
-        /// Hidden layer sizes of actor and critics (CleanRL: 256, 256, ReLU).
+        /// Hidden layer sizes of actor and critics (CleanRL: 256, 256).
         pub hidden: Vec<usize>,
+        /// Hidden-layer non-linearity of actor and critics (CleanRL: ReLU; Learning to Fly: tanh).
+        #[serde(default)]
+        pub activation: Activation,
     }
 }
 
@@ -40,6 +44,7 @@ impl Default for Td3Config {
             noise_clip: 0.5,
             exploration_noise: 0.1,
             hidden: vec![256, 256],
+            activation: Activation::Relu,
             normalize: false,
             update_threads: 1,
             eval_every: 5_000,

@@ -70,8 +70,8 @@ pub struct TwinDelayed {
 impl TwinDelayed {
     fn new(cfg: Td3Config, shape: &Shape, rng: &mut EnvRng) -> Self {
         let (d, a, device) = (shape.obs_dim, shape.low.len(), shape.device);
-        let actor = DeterministicActor::new(d, a, &cfg.hidden, device, rng);
-        let critics = TwinCritic::new(d + a, &cfg.hidden, 1, device, rng);
+        let actor = DeterministicActor::new(d, a, &cfg.hidden, cfg.activation, device, rng);
+        let critics = TwinCritic::new(d + a, &cfg.hidden, 1, cfg.activation, device, rng);
         Self {
             target_actor: actor.polyak_into(actor.clone(), 1.0),
             target_critics: critics.polyak_into(critics.clone(), 1.0),
@@ -180,6 +180,7 @@ impl Algorithm for TwinDelayed {
             net: PolicyNet::Deterministic {
                 hidden: self.cfg.hidden.clone(),
                 noise: self.cfg.exploration_noise,
+                activation: self.cfg.activation,
             },
             weights: "actor.bpk".into(),
         }

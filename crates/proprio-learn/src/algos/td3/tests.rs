@@ -2,6 +2,7 @@
 //! delayed actor and target updates.
 
 use super::*;
+use crate::nets::mlp::Activation;
 use burn::module::{ModuleVisitor, Param};
 use proprio::episode_rng;
 
@@ -95,4 +96,36 @@ fn the_actor_and_the_targets_move_only_every_policy_frequency_steps() {
         assert_eq!(now.3 != last.3, delayed, "step {iteration}: target critics");
         last = now;
     }
+}
+
+#[test]
+fn the_activation_key_reaches_both_critics_and_old_configs_read_as_relu() {
+    let dev = device();
+    let obs = matrix(&[0.3, -0.7, 0.2, 0.9, 0.1, -0.4], 2, 3, &dev);
+    let act = matrix(&[0.5, -0.2], 2, 1, &dev);
+    let q = |critics: &TwinCritic, k: f32| {
+        let both = critics.forward(obs.clone().mul_scalar(k), act.clone().mul_scalar(k));
+        (
+            host(both).unwrap(),
+            host(critics.first(obs.clone().mul_scalar(k), act.clone().mul_scalar(k))).unwrap(),
+        )
+    };
+    let mut rng = episode_rng(5, 0, 0);
+    // Biases start at 0, so a ReLU network is positively homogeneous: q(2x) = 2 q(x).
+    let relu = TwinCritic::new(4, &[16, 16], 1, Activation::Relu, &dev, &mut rng);
+    let ((both1, first1), (both2, first2)) = (q(&relu, 1.0), q(&relu, 2.0));
+    for (a, b) in both1.iter().chain(&first1).zip(both2.iter().chain(&first2)) {
+        assert!((2.0 * a - b).abs() < 1e-4 * b.abs().max(1.0), "{a} {b}");
+    }
+    // A tanh network saturates: far inputs give the same output, which ReLU's would not.
+    let tanh = TwinCritic::new(4, &[16, 16], 1, Activation::Tanh, &dev, &mut rng);
+    let ((both1, first1), (both2, first2)) = (q(&tanh, 1e3), q(&tanh, 2e3));
+    for (a, b) in both1.iter().chain(&first1).zip(both2.iter().chain(&first2)) {
+        assert!((a - b).abs() < 1e-4, "{a} {b}");
+    }
+    assert_eq!(&both1[..2], &first1[..], "first() is the first critic");
+    let mut old = proprio::serde_json::to_value(Td3Config::default()).unwrap();
+    old.as_object_mut().unwrap().remove("activation");
+    let cfg: Td3Config = proprio::serde_json::from_value(old).unwrap();
+    assert_eq!(cfg.activation, Activation::Relu);
 }
