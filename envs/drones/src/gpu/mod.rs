@@ -26,9 +26,6 @@ proprio_gpu::params! {
         control_hz: u32,
         squared: u32,
         motors_at: u32,
-        _pad3: u32,
-        _pad4: u32,
-        _pad5: u32,
         dt: f32,
         waypoint_radius: f32,
         gate_size: f32,
@@ -46,7 +43,6 @@ proprio_gpu::params! {
         sq_exit: f32,
         _pad0: f32,
         _pad1: f32,
-        _pad2: f32,
     }
 }
 
