@@ -67,6 +67,9 @@ pub struct Start {
     pub angular_velocity: f32,
     /// Draw the attitude uniformly over all rotations, upside-down included.
     pub upside_down: bool,
+    /// Fraction of episodes that start exactly at the start point, level and at rest
+    /// (Learning to Fly's "guidance": 0.1), so the learner sees the state it must hold.
+    pub guidance: f32,
 }
 
 impl Default for Start {
@@ -77,6 +80,7 @@ impl Default for Start {
             tilt_deg: 30.0,
             angular_velocity: 1.0,
             upside_down: false,
+            guidance: 0.0,
         }
     }
 }
@@ -288,6 +292,7 @@ impl Settings {
         finite_in("start.position", c.start.position, 0.0, 2.0)?;
         finite_in("start.velocity", c.start.velocity, 0.0, 10.0)?;
         finite_in("start.tilt_deg", c.start.tilt_deg, 0.0, 180.0)?;
+        finite_in("start.guidance", c.start.guidance, 0.0, 1.0)?;
         finite_in(
             "start.angular_velocity",
             c.start.angular_velocity,

@@ -181,6 +181,11 @@ pub fn draw(s: &Settings, rng: &mut EnvRng) -> Drone {
         sym(rng, st.angular_velocity),
     ];
     d.rpm = [hover_rpm(); 4];
+    // Drawn only when asked for, so runs without guidance keep their streams.
+    if st.guidance > 0.0 && rng.random::<f32>() < st.guidance {
+        (d.pos, d.vel, d.omega) = (centre, [0.0; 3], [0.0; 3]);
+        d.quat = [1.0, 0.0, 0.0, 0.0];
+    }
     d.dist = norm(sub(d.pos, d.points[0]));
     d
 }

@@ -1,6 +1,7 @@
 //! Learning to Fly's pieces in the drone env: the squared hover reward
 //! (`squared_reward`: the formula read back from the state, its exit box, its
-//! config checks) and the motor speeds in the observation (`observe_motors`).
+//! config checks), the motor speeds in the observation (`observe_motors`)
+//! and the starts at the target (`start.guidance`).
 
 use proprio_core::rand::RngExt;
 use proprio_core::serde_json::{Value, json};
@@ -181,4 +182,37 @@ fn observed_motors_start_at_the_hover_command_and_lag_a_step_command() {
         let closed = (rpm(m) - start) / (full - start);
         assert!((closed - 0.33).abs() < 0.01, "closed {closed}");
     }
+}
+
+#[test]
+fn guidance_starts_that_share_of_episodes_at_rest_on_the_target() {
+    let at_rest = |guidance: f32| {
+        let config = DroneConfig {
+            start: proprio_drones::Start {
+                guidance,
+                ..Default::default()
+            },
+            ..DroneConfig::default()
+        };
+        let s = Settings::new(TaskKind::Hover, &config).unwrap();
+        (0..400)
+            .filter(|&k| {
+                let d = draw(&s, &mut episode_rng(7, k, 0));
+                d.pos == s.target && d.vel == [0.0; 3] && d.quat == [1.0, 0.0, 0.0, 0.0]
+            })
+            .count()
+    };
+    assert_eq!(at_rest(0.0), 0);
+    assert_eq!(at_rest(1.0), 400);
+    let half = at_rest(0.5);
+    assert!((160..=240).contains(&half), "{half} of 400");
+    // The guidance draw comes after every other, so the rest of an episode's start is unshifted.
+    let mut s = settings(REWARD);
+    s.randomize.mass = 0.3;
+    s.wind.speed = 2.0;
+    let plain = draw(&s, &mut episode_rng(7, 0, 0));
+    s.start.guidance = 1.0;
+    let guided = draw(&s, &mut episode_rng(7, 0, 0));
+    assert_eq!((guided.mass, guided.wind), (plain.mass, plain.wind));
+    assert_ne!(guided.pos, plain.pos);
 }
