@@ -1,7 +1,7 @@
 //! The three drone tasks: episode starts (drawn on the host), one control
 //! step with crash and gate checks, reward, success and observation.
 
-use crate::config::{ActionMode, MAX_POINTS, Settings, TaskKind};
+use crate::config::{ActionMode, MAX_POINTS, Settings, SquaredReward, TaskKind};
 use crate::dynamics::{motor_rpm, norm, rate_control, rotation, sub, substep};
 use crate::params::{
     BODY_RADIUS, INERTIA, KF, KM, MASS, MOTOR_TAU, hover_command, hover_rpm, max_rpm,
@@ -222,6 +222,27 @@ fn gates(d: &mut Drone, before: [f32; 3], s: &Settings) -> bool {
     hit
 }
 
+/// Learning to Fly's reward of one hover step (the formula of [`SquaredReward`]).
+fn squared_reward(
+    r: &SquaredReward,
+    d: &Drone,
+    action: [f32; 4],
+    error: f32,
+    rate: f32,
+    inside: bool,
+) -> f32 {
+    let speed = norm(d.vel);
+    let hover = hover_command();
+    let effort: f32 = action.iter().map(|a| (a - hover).powi(2)).sum();
+    let cost = r.position * error * error
+        + r.distance * error
+        + r.orientation * (1.0 - d.quat[0] * d.quat[0])
+        + r.velocity * speed * speed
+        + r.rate * rate * rate
+        + r.action * effort;
+    r.constant - r.scale * cost + if inside { r.bonus } else { 0.0 }
+}
+
 /// One control step: `substeps` physics steps with crash checks, then reward and success.
 pub fn control_step(d: &mut Drone, action: [f32; 4], s: &Settings) -> StepResult {
     let action = action.map(|a| a.clamp(-1.0, 1.0));
@@ -271,23 +292,13 @@ pub fn control_step(d: &mut Drone, action: [f32; 4], s: &Settings) -> StepResult
     }
     let (mut reward, success) = match s.task {
         TaskKind::Hover => {
-            let up = rotation(d.quat)[2][2];
             let inside = error < HOVER_RADIUS && rate < HOVER_RATE;
             d.hold = if inside { d.hold + 1.0 } else { 0.0 };
             let success = d.hold >= s.control_hz as f32;
             let reward = match &s.squared_reward {
-                Some(r) => {
-                    let speed = norm(d.vel);
-                    let effort: f32 = action.iter().map(|a| (a - hover_command()).powi(2)).sum();
-                    let cost = r.position * error * error
-                        + r.distance * error
-                        + r.orientation * (1.0 - d.quat[0] * d.quat[0])
-                        + r.velocity * speed * speed
-                        + r.rate * rate * rate
-                        + r.action * effort;
-                    r.constant - r.scale * cost + if inside { r.bonus } else { 0.0 }
-                }
+                Some(r) => squared_reward(r, d, action, error, rate, inside),
                 None => {
+                    let up = rotation(d.quat)[2][2];
                     let cost = error + 0.2 * (1.0 - up) + 0.05 * norm(d.vel) + 0.02 * rate;
                     let bonus = if inside { HOVER_BONUS } else { 0.0 };
                     (1.0 - cost).max(-1.0) + bonus
