@@ -2,8 +2,11 @@
 //! apart, for the shapes Proprio's state-based learners train.
 //!
 //! ```sh
-//! cargo run -p proprio-learn --example update_cost
+//! cargo run -p proprio-learn --example update_cost [-- NAME]   # only the cases whose name contains NAME
 //! ```
+//! The `proprio` command's learners keep glibc's freed blocks in the heap
+//! (`proprio-cli`'s `learn/heap.rs`); for the same heap here, run with
+//! `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824`.
 //! Each row is one Adam step of an MLP on a fixed batch (a mean-square loss),
 //! split into the forward pass, `backward()` and the learners' Adam step
 //! (`base::adam`); `GFLOP/s` counts the forward product and the backward's
@@ -63,7 +66,8 @@ fn main() {
         "{:48} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "case", "forward", "backward", "adam", "total", "GFLOP/s"
     );
-    for case in CASES {
+    let only = std::env::args().nth(1).unwrap_or_default();
+    for case in CASES.into_iter().filter(|c| c.name.contains(only.as_str())) {
         let mut model = Mlp::new(
             case.sizes,
             case.activation,

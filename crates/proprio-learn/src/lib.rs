@@ -32,7 +32,9 @@ pub use base::device::ComputeDevice;
 pub use base::error::{LearnError, Result};
 pub use base::grad::clip_global_norm;
 pub use burn_rl::BurnRlEnv;
-pub use env::{EnvSource, Evaluation, Normalization, NormalizerStats, TrainEnv, evaluate};
+pub use env::{
+    Curriculum, EnvSource, Evaluation, Growth, Normalization, NormalizerStats, TrainEnv, evaluate,
+};
 pub use learner::{Cadence, Learner, WALL_CLOCK_COLUMNS};
 pub use nets::head::{ActionHead, standard_normal};
 pub use nets::mlp::{Activation, Mlp, orthogonal};

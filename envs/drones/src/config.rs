@@ -61,8 +61,10 @@ pub struct Start {
     pub position: f32,
     /// Velocity, m/s, uniform per axis.
     pub velocity: f32,
-    /// Largest tilt from upright, degrees (random horizontal axis; yaw uniform).
+    /// Largest tilt from upright, degrees (random horizontal axis).
     pub tilt_deg: f32,
+    /// Largest heading from the x axis, degrees, uniform in [−yaw_deg, yaw_deg] (180: any heading).
+    pub yaw_deg: f32,
     /// Body rates, rad/s, uniform per axis.
     pub angular_velocity: f32,
     /// Draw the attitude uniformly over all rotations, upside-down included.
@@ -78,6 +80,7 @@ impl Default for Start {
             position: 0.5,
             velocity: 0.5,
             tilt_deg: 30.0,
+            yaw_deg: 180.0,
             angular_velocity: 1.0,
             upside_down: false,
             guidance: 0.0,
@@ -292,6 +295,7 @@ impl Settings {
         finite_in("start.position", c.start.position, 0.0, 2.0)?;
         finite_in("start.velocity", c.start.velocity, 0.0, 10.0)?;
         finite_in("start.tilt_deg", c.start.tilt_deg, 0.0, 180.0)?;
+        finite_in("start.yaw_deg", c.start.yaw_deg, 0.0, 180.0)?;
         finite_in("start.guidance", c.start.guidance, 0.0, 1.0)?;
         finite_in(
             "start.angular_velocity",

@@ -87,7 +87,8 @@ fn draw_attitude(s: &Settings, rng: &mut EnvRng) -> [f32; 4] {
             b * (TAU * u3).cos(),
         ];
     }
-    let yaw = sym(rng, PI);
+    // `yaw_deg / 180` is exactly 1 at the default, so the default draws what it always drew.
+    let yaw = sym(rng, PI * (s.start.yaw_deg / 180.0));
     let axis = TAU * rng.random::<f32>();
     let tilt = s.start.tilt_deg.to_radians() * rng.random::<f32>();
     let q_yaw = [(0.5 * yaw).cos(), 0.0, 0.0, (0.5 * yaw).sin()];

@@ -1,7 +1,7 @@
 //! Learning to Fly's pieces in the drone env: the squared hover reward
 //! (`squared_reward`: the formula read back from the state, its exit box, its
 //! config checks), the motor speeds in the observation (`observe_motors`)
-//! and the starts at the target (`start.guidance`).
+//! and the starts: at the target (`start.guidance`), within a heading (`start.yaw_deg`).
 
 use proprio_core::rand::RngExt;
 use proprio_core::serde_json::{Value, json};
@@ -215,4 +215,47 @@ fn guidance_starts_that_share_of_episodes_at_rest_on_the_target() {
     let guided = draw(&s, &mut episode_rng(7, 0, 0));
     assert_eq!((guided.mass, guided.wind), (plain.mass, plain.wind));
     assert_ne!(guided.pos, plain.pos);
+}
+
+#[test]
+fn yaw_deg_bounds_the_start_heading_and_rejects_what_is_not_an_angle() {
+    let headings = |yaw_deg: f32| {
+        let config = DroneConfig {
+            start: proprio_drones::Start {
+                tilt_deg: 0.0,
+                yaw_deg,
+                ..Default::default()
+            },
+            ..DroneConfig::default()
+        };
+        let s = Settings::new(TaskKind::Hover, &config).unwrap();
+        (0..400)
+            .map(|k| {
+                let q = draw(&s, &mut episode_rng(3, k, 0)).quat;
+                assert_eq!((q[1], q[2]), (0.0, 0.0), "untilted: a turn about z only");
+                2.0 * q[3].atan2(q[0]).to_degrees()
+            })
+            .collect::<Vec<f32>>()
+    };
+    assert!(headings(0.0).iter().all(|&h| h == 0.0));
+    let within = headings(30.0);
+    let widest = within.iter().fold(0.0f32, |m, h| m.max(h.abs()));
+    assert!(
+        (25.0..=30.0 + 1e-3).contains(&widest),
+        "widest heading {widest}"
+    );
+    assert!(within.iter().any(|&h| h < -10.0) && within.iter().any(|&h| h > 10.0));
+    let any = headings(180.0);
+    assert!(
+        any.iter().any(|&h| h.abs() > 150.0),
+        "the default draws every heading"
+    );
+    for bad in [-1.0, 181.0, f32::NAN] {
+        let mut config = DroneConfig::default();
+        config.start.yaw_deg = bad;
+        let error = Settings::new(TaskKind::Hover, &config)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("start.yaw_deg"), "{error}");
+    }
 }

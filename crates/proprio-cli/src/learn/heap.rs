@@ -6,21 +6,39 @@
 //! learner commands use it: kept pages also hold the fragments of physics
 //! temporaries, and a long `proprio soak` of pick-cube crept up with it.
 
-/// Keeps freed blocks up to 256 MiB in the heap (no `mmap`/`munmap` per
-/// tensor), and the heap's top from being returned to the kernel until 1 GiB is free.
+/// Serves blocks up to 32 MiB (glibc's largest allowed threshold; it refuses
+/// more) from the heap, not one `mmap`/`munmap` each, and keeps the heap's top
+/// until 1 GiB of it is free. True when glibc took every setting.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn keep_freed_memory() {
-    const MMAP_THRESHOLD: libc::c_int = 256 << 20;
+pub fn keep_freed_memory() -> bool {
+    const MMAP_THRESHOLD: libc::c_int = 32 << 20;
     const TRIM_THRESHOLD: libc::c_int = 1 << 30;
+    const TOP_PAD: libc::c_int = 256 << 20;
     // SAFETY: `mallopt` only sets glibc's allocator parameters; it is called
-    // once, before any other thread exists.
+    // before the learner's threads exist.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
-        libc::mallopt(libc::M_TOP_PAD, MMAP_THRESHOLD);
+        [
+            libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD),
+            libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD),
+            libc::mallopt(libc::M_TOP_PAD, TOP_PAD),
+        ]
+        .iter()
+        .all(|&accepted| accepted == 1)
     }
 }
 
 /// Other allocators need no tuning.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn keep_freed_memory() {}
+pub fn keep_freed_memory() -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    /// glibc silently refuses an `M_MMAP_THRESHOLD` above 32 MiB (the 256 MiB
+    /// asked for until 2026-11-28 was refused, leaving tensors on `mmap`).
+    #[test]
+    fn glibc_takes_every_setting() {
+        assert!(super::keep_freed_memory());
+    }
+}

@@ -50,7 +50,7 @@ pub fn run(command: &LearnCommand) -> CliResult {
     // Only the commands that run networks churn through tensors; the others
     // keep glibc's defaults, which return freed memory (the soak's RSS).
     if !matches!(command, LearnCommand::Plot(_)) {
-        heap::keep_freed_memory();
+        let _ = heap::keep_freed_memory();
     }
     match command {
         LearnCommand::Train(args) => train::run(args),

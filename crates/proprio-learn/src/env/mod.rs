@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+mod curriculum;
+
+pub use curriculum::{Curriculum, Growth};
+
 /// Where an env comes from: registry id and config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EnvSource {

@@ -2,6 +2,7 @@
 //! checkpoints that act are in `checkpoints.rs`.
 
 mod checkpoints;
+mod curriculum;
 #[path = "../../../../tests/support/scratch.rs"]
 mod scratch;
 use proprio::ActMode;

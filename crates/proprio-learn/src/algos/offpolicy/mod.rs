@@ -11,11 +11,11 @@ use crate::base::error::{LearnError, Result};
 use crate::base::hyper::Budget;
 use crate::base::seeds::{evaluation_seed, learner_rng};
 use crate::base::tensor::matrix;
-use crate::env::{EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
+use crate::env::{Curriculum, EnvSource, Evaluation, Normalization, TrainEnv, evaluate};
 use crate::learner::{Cadence, Learner};
 use crate::nets::acting::PolicyFile;
 use crate::replay::ReplayBuffer;
-use crate::run::{Progress, read_json, write_json};
+use crate::run::{Progress, read_json};
 use burn::prelude::*;
 use proprio::rand::RngExt;
 use proprio::serde_json::{Map, Value, json};
@@ -25,6 +25,9 @@ use std::path::Path;
 
 /// Env steps between metrics rows.
 const LOG_EVERY: u64 = 1_000;
+
+/// The replay buffer's file in a checkpoint.
+const REPLAY_FILE: &str = "replay.safetensors";
 
 /// Declares an off-policy algorithm's hyper-parameter struct with the replay
 /// schedule's keys appended (then the loop's, by `hyperparameters!`) and
@@ -55,6 +58,10 @@ macro_rules! replay_hyperparameters {
                 /// Threads of the update's matrix products (Proprio: 1; on the 2-core VM,
                 /// 256-wide layers split over 2 threads made a whole run 25% slower).
                 pub update_threads: usize,
+                /// Env config numbers that grow as training goes on (Learning to Fly's
+                /// reward curriculum); none by default.
+                #[serde(default)]
+                pub reward_curriculum: Option<$crate::env::Curriculum>,
             }
         }
 
@@ -70,6 +77,7 @@ macro_rules! replay_hyperparameters {
                     gamma: self.gamma,
                     normalize: self.normalize,
                     update_threads: self.update_threads,
+                    reward_curriculum: self.reward_curriculum.clone(),
                 }
             }
         }
@@ -97,6 +105,8 @@ pub struct Schedule {
     pub normalize: bool,
     /// Threads of the update's matrix products.
     pub update_threads: usize,
+    /// Env config numbers that grow as training goes on.
+    pub reward_curriculum: Option<Curriculum>,
 }
 
 impl Schedule {
@@ -116,7 +126,9 @@ impl Schedule {
         if !(0.0..=1.0).contains(&self.gamma) {
             return Err("gamma must lie in [0, 1]".into());
         }
-        Ok(())
+        self.reward_curriculum
+            .as_ref()
+            .map_or(Ok(()), Curriculum::validate)
     }
 }
 
@@ -182,6 +194,10 @@ pub struct OffPolicy<A> {
     device: Device,
     env: TrainEnv,
     source: EnvSource,
+    /// Env worker threads, to rebuild the envs with.
+    threads: Option<usize>,
+    /// The reward curriculum's stage the envs are at.
+    stage: u64,
     seed: u64,
     rng: EnvRng,
     global_step: u64,
@@ -214,9 +230,18 @@ impl<A: Algorithm> OffPolicy<A> {
             )));
         }
         let s = &schedule;
-        let normalization = Normalization::from_keys(s.normalize, true);
-        let mut env = TrainEnv::new(&source, s.num_envs, threads, normalization, s.gamma)?;
-        env.venv().reset(Some(seed), None)?;
+        if let Some(curriculum) = &s.reward_curriculum {
+            if source.reward.is_some() {
+                return Err(LearnError::Config(
+                    "reward_curriculum grows the env's own reward; it cannot be combined with --reward"
+                        .into(),
+                ));
+            }
+            // Every key must be a number of the env's config before the first growth.
+            let config = proprio::registry().spec(&source.id, &source.config)?.config;
+            curriculum.config_at(&config, 1)?;
+        }
+        let env = envs(&source, s, threads, seed)?;
         let spec = env.venv_ref().spec().clone();
         let Space::Box { low, high } = spec.action_space.clone() else {
             return Err(LearnError::Config(format!(
@@ -254,6 +279,8 @@ impl<A: Algorithm> OffPolicy<A> {
             device,
             env,
             source,
+            threads,
+            stage: 0,
             seed,
             global_step: 0,
             iteration: 0,
@@ -303,6 +330,37 @@ impl<A: Algorithm> OffPolicy<A> {
         self.next_obs.copy_from_slice(&b.obs);
     }
 
+    /// The training envs at the curriculum's `stage`, reset.
+    fn envs_at(&self, stage: u64) -> Result<TrainEnv> {
+        let Some(curriculum) = &self.schedule.reward_curriculum else {
+            return envs(&self.source, &self.schedule, self.threads, self.seed);
+        };
+        let config = proprio::registry()
+            .spec(&self.source.id, &self.source.config)?
+            .config;
+        let source = EnvSource {
+            config: curriculum.config_at(&config, stage)?,
+            ..self.source.clone()
+        };
+        envs(&source, &self.schedule, self.threads, self.seed)
+    }
+
+    /// Moves the envs to the curriculum's stage of the current step, their episodes carried over.
+    fn follow_curriculum(&mut self) -> Result<()> {
+        let Some(curriculum) = &self.schedule.reward_curriculum else {
+            return Ok(());
+        };
+        let stage = curriculum.stage(self.global_step);
+        if stage == self.stage {
+            return Ok(());
+        }
+        let (episodes, stats) = (self.env.snapshots()?, self.env.stats());
+        self.env = self.envs_at(stage)?;
+        self.next_obs = self.env.restore(stats.as_ref(), &episodes)?;
+        self.stage = stage;
+        Ok(())
+    }
+
     fn minibatch(&mut self) -> Minibatch {
         let (b, d, a) = (self.schedule.batch_size, self.obs_dim, self.action_dim);
         let s = self.buffer.sample(b, &mut self.rng);
@@ -315,6 +373,25 @@ impl<A: Algorithm> OffPolicy<A> {
             not_done: matrix(&s.terminated, b, 1, dev).neg().add_scalar(1.0),
         }
     }
+}
+
+/// `source`'s training envs for `schedule`, reset with `seed`.
+fn envs(
+    source: &EnvSource,
+    schedule: &Schedule,
+    threads: Option<usize>,
+    seed: u64,
+) -> Result<TrainEnv> {
+    let normalization = Normalization::from_keys(schedule.normalize, true);
+    let mut env = TrainEnv::new(
+        source,
+        schedule.num_envs,
+        threads,
+        normalization,
+        schedule.gamma,
+    )?;
+    env.venv().reset(Some(seed), None)?;
+    Ok(env)
 }
 
 impl<A: Algorithm> Learner for OffPolicy<A> {
@@ -343,6 +420,7 @@ impl<A: Algorithm> Learner for OffPolicy<A> {
         self.store(&actions);
         self.actions = actions;
         self.global_step += self.schedule.num_envs as u64;
+        self.follow_curriculum()?;
         if self.global_step > self.schedule.learning_starts {
             let batch = self.minibatch();
             let (algorithm, rng) = (&mut self.algorithm, &mut self.rng);
@@ -392,15 +470,24 @@ impl<A: Algorithm> Learner for OffPolicy<A> {
     /// Networks, optimizers and the replay buffer.
     fn save(&self, dir: &Path) -> Result<()> {
         self.algorithm.save(dir)?;
-        write_json(&dir.join("replay.json"), &self.buffer)
+        self.buffer.write(&dir.join(REPLAY_FILE))
     }
 
     fn resume(&mut self, progress: Progress, checkpoint: &Path) -> Result<()> {
         self.algorithm.load(checkpoint)?;
         let capacity = self.buffer.capacity();
-        self.buffer = read_json(&checkpoint.join("replay.json"))?;
+        self.buffer = match checkpoint.join(REPLAY_FILE) {
+            path if path.exists() => ReplayBuffer::read(&path)?,
+            // Checkpoints written before 2026-11-29 hold the buffer as JSON.
+            _ => read_json(&checkpoint.join("replay.json"))?,
+        };
         // The run may now train for longer than the buffer was sized for.
         self.buffer.grow(capacity)?;
+        self.stage =
+            (self.schedule.reward_curriculum.as_ref()).map_or(0, |c| c.stage(progress.global_step));
+        if self.stage > 0 {
+            self.env = self.envs_at(self.stage)?;
+        }
         self.next_obs = self.env.restore(progress.stats.as_ref(), &progress.envs)?;
         self.rng = progress.rng;
         self.global_step = progress.global_step;

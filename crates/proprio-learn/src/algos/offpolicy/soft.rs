@@ -45,6 +45,7 @@ impl Default for SacConfig {
             hidden: vec![256, 256],
             normalize: false,
             update_threads: 1,
+            reward_curriculum: None,
             eval_every: 5_000,
             eval_episodes: 10,
         }

@@ -47,6 +47,7 @@ impl Default for Td3Config {
             activation: Activation::Relu,
             normalize: false,
             update_threads: 1,
+            reward_curriculum: None,
             eval_every: 5_000,
             eval_episodes: 10,
         }
