@@ -2,6 +2,7 @@
 //! saved with every checkpoint as safetensors (the stored rows only).
 
 use crate::base::error::{LearnError, Result};
+use crate::base::tensor::{le_bytes, le_floats};
 use crate::run::integrity::write_atomic;
 use proprio::EnvRng;
 use proprio::memory;
@@ -15,8 +16,12 @@ use std::path::Path;
 /// The safetensors metadata key of a saved buffer's [`Layout`].
 const LAYOUT_KEY: &str = "proprio.replay";
 
+/// The buffer's file in a checkpoint folder.
+const FILE: &str = "replay.safetensors";
+
 /// Transitions `(obs, action, reward, next_obs, terminated)`, oldest overwritten first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// (`Deserialize` reads the JSON buffers of checkpoints written before safetensors.)
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ReplayBuffer {
     obs_dim: usize,
     action_dim: usize,
@@ -100,17 +105,33 @@ impl ReplayBuffer {
         Ok(())
     }
 
+    /// Writes the buffer into the checkpoint folder `dir`.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        self.write(&dir.join(FILE))
+    }
+
+    /// The buffer of the checkpoint folder `dir` (JSON in checkpoints written
+    /// before 2026-11-29), raised to `capacity`: a resumed run may train for
+    /// longer than the buffer was sized for.
+    pub fn load(dir: &Path, capacity: usize) -> Result<Self> {
+        let mut buffer = match dir.join(FILE) {
+            path if path.exists() => Self::read(&path)?,
+            _ => crate::run::read_json(&dir.join("replay.json"))?,
+        };
+        buffer.grow(capacity)?;
+        Ok(buffer)
+    }
+
     /// Writes the stored rows and the ring position to `path` (safetensors,
     /// atomically): little-endian floats, 4 bytes each instead of JSON's ~20.
     pub fn write(&self, path: &Path) -> Result<()> {
         let (n, d, a) = (self.len, self.obs_dim, self.action_dim);
-        let bytes = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
         let columns = [
-            ("obs", bytes(&self.obs[..n * d]), d),
-            ("actions", bytes(&self.actions[..n * a]), a),
-            ("rewards", bytes(&self.rewards[..n]), 1),
-            ("next_obs", bytes(&self.next_obs[..n * d]), d),
-            ("terminated", bytes(&self.terminated[..n]), 1),
+            ("obs", le_bytes(&self.obs[..n * d]), d),
+            ("actions", le_bytes(&self.actions[..n * a]), a),
+            ("rewards", le_bytes(&self.rewards[..n]), 1),
+            ("next_obs", le_bytes(&self.next_obs[..n * d]), d),
+            ("terminated", le_bytes(&self.terminated[..n]), 1),
         ];
         let fail = |message: String| LearnError::Checkpoint {
             path: path.to_path_buf(),
@@ -185,8 +206,8 @@ impl ReplayBuffer {
                     "malformed: {name} is not {len} f32 rows of {width}"
                 )));
             }
-            for (x, b) in column.iter_mut().zip(view.data().chunks_exact(4)) {
-                *x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            for (x, value) in column.iter_mut().zip(le_floats(view.data())) {
+                *x = value;
             }
         }
         (buffer.len, buffer.next) = (len, next);
@@ -332,12 +353,13 @@ mod tests {
         }
     }
 
-    /// A TD3 checkpoint's JSON buffer (written before safetensors) reads, and survives the new format.
+    /// A TD3 checkpoint's JSON buffer (written before safetensors) loads, and survives the new format.
     #[test]
     fn an_old_json_buffer_still_reads_and_converts() {
         let old = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/old-runs/td3-pendulum/checkpoint/replay.json");
-        let buffer: ReplayBuffer = read_json(&old).unwrap();
+            .join("tests/fixtures/old-runs/td3-pendulum/checkpoint");
+        let buffer = ReplayBuffer::load(&old, 0).unwrap();
+        assert_eq!(buffer, read_json(&old.join("replay.json")).unwrap());
         assert!(!buffer.is_empty());
         let path = scratch("old");
         buffer.write(&path).unwrap();

@@ -1,4 +1,5 @@
-//! Moving data between host slices and tensors.
+//! Moving data between host slices and tensors, and to and from the
+//! little-endian bytes of safetensors files.
 
 use crate::base::error::{LearnError, Result};
 use burn::prelude::*;
@@ -18,4 +19,16 @@ pub fn host<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
     t.into_data()
         .try_into_vec::<f32>()
         .map_err(|e| LearnError::Device(format!("cannot read a tensor back: {e:?}")))
+}
+
+/// `values` as little-endian bytes (a safetensors F32 tensor's data).
+pub fn le_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The floats of little-endian `bytes` (a safetensors F32 tensor's data).
+pub fn le_floats(bytes: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }

@@ -33,7 +33,7 @@ use crate::nets::kv_cache::KvCache;
 use crate::nets::sequence::SequencePolicy;
 use crate::nets::turn_critic::TurnCritic;
 use crate::replay::ReplayBuffer;
-use crate::run::{Progress, RunInfo, read_json, to_json, write_json};
+use crate::run::{Progress, RunInfo, to_json};
 use burn::optim::ModuleOptimizer;
 use burn::prelude::*;
 use proprio::serde_json::{Map, Value, json};
@@ -310,7 +310,7 @@ impl Learner for Archer {
         save_module(&self.target, dir, "target.bpk")?;
         save_optimizer(&self.actor_optim, dir, "actor_optimizer.bpk")?;
         save_optimizer(&self.critic_optim, dir, "critic_optimizer.bpk")?;
-        write_json(&dir.join("replay.json"), &self.buffer)
+        self.buffer.save(dir)
     }
 
     fn resume(&mut self, progress: Progress, checkpoint: &Path) -> Result<()> {
@@ -321,10 +321,7 @@ impl Learner for Archer {
         self.actor_optim = load_optimizer(optim, checkpoint, "actor_optimizer.bpk")?;
         let optim = self.critic_optim.clone();
         self.critic_optim = load_optimizer(optim, checkpoint, "critic_optimizer.bpk")?;
-        let capacity = self.buffer.capacity();
-        self.buffer = read_json(&checkpoint.join("replay.json"))?;
-        // The run may now train for longer than the buffer was sized for.
-        self.buffer.grow(capacity)?;
+        self.buffer = ReplayBuffer::load(checkpoint, self.buffer.capacity())?;
         self.obs = self.env.restore(progress.stats.as_ref(), &progress.envs)?;
         self.rng = progress.rng;
         self.global_step = progress.global_step;

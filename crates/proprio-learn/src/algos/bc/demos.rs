@@ -5,6 +5,7 @@
 
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::learner_rng;
+use crate::base::tensor::{le_bytes, le_floats};
 use crate::env::{EnvSource, base};
 use crate::nets::encoder::ObsLayout;
 use crate::nets::head::standard_normal;
@@ -95,7 +96,7 @@ impl Demonstrations {
                 }
             }
         }
-        let actions: Vec<u8> = self.actions.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let actions = le_bytes(&self.actions);
         let fail = |e: safetensors::SafeTensorError| LearnError::Config(e.to_string());
         let mut views = vec![
             (
@@ -148,12 +149,7 @@ impl Demonstrations {
             }
             Ok(view.data().to_vec())
         };
-        let floats = |bytes: Vec<u8>| -> Vec<f32> {
-            bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect()
-        };
+        let floats = |bytes: Vec<u8>| -> Vec<f32> { le_floats(&bytes).collect() };
         let d = header.obs_dim;
         let pixel = pixel_mask(&header)?;
         let p = pixel.iter().filter(|&&x| x).count();

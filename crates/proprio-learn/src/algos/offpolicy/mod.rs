@@ -15,7 +15,7 @@ use crate::env::{Curriculum, EnvSource, Evaluation, Normalization, TrainEnv, eva
 use crate::learner::{Cadence, Learner};
 use crate::nets::acting::PolicyFile;
 use crate::replay::ReplayBuffer;
-use crate::run::{Progress, read_json};
+use crate::run::Progress;
 use burn::prelude::*;
 use proprio::rand::RngExt;
 use proprio::serde_json::{Map, Value, json};
@@ -25,9 +25,6 @@ use std::path::Path;
 
 /// Env steps between metrics rows.
 const LOG_EVERY: u64 = 1_000;
-
-/// The replay buffer's file in a checkpoint.
-const REPLAY_FILE: &str = "replay.safetensors";
 
 /// Declares an off-policy algorithm's hyper-parameter struct with the replay
 /// schedule's keys appended (then the loop's, by `hyperparameters!`) and
@@ -330,11 +327,8 @@ impl<A: Algorithm> OffPolicy<A> {
         self.next_obs.copy_from_slice(&b.obs);
     }
 
-    /// The training envs at the curriculum's `stage`, reset.
-    fn envs_at(&self, stage: u64) -> Result<TrainEnv> {
-        let Some(curriculum) = &self.schedule.reward_curriculum else {
-            return envs(&self.source, &self.schedule, self.threads, self.seed);
-        };
+    /// The training envs at `curriculum`'s `stage`, reset.
+    fn envs_at(&self, curriculum: &Curriculum, stage: u64) -> Result<TrainEnv> {
         let config = proprio::registry()
             .spec(&self.source.id, &self.source.config)?
             .config;
@@ -355,7 +349,7 @@ impl<A: Algorithm> OffPolicy<A> {
             return Ok(());
         }
         let (episodes, stats) = (self.env.snapshots()?, self.env.stats());
-        self.env = self.envs_at(stage)?;
+        self.env = self.envs_at(curriculum, stage)?;
         self.next_obs = self.env.restore(stats.as_ref(), &episodes)?;
         self.stage = stage;
         Ok(())
@@ -470,23 +464,17 @@ impl<A: Algorithm> Learner for OffPolicy<A> {
     /// Networks, optimizers and the replay buffer.
     fn save(&self, dir: &Path) -> Result<()> {
         self.algorithm.save(dir)?;
-        self.buffer.write(&dir.join(REPLAY_FILE))
+        self.buffer.save(dir)
     }
 
     fn resume(&mut self, progress: Progress, checkpoint: &Path) -> Result<()> {
         self.algorithm.load(checkpoint)?;
-        let capacity = self.buffer.capacity();
-        self.buffer = match checkpoint.join(REPLAY_FILE) {
-            path if path.exists() => ReplayBuffer::read(&path)?,
-            // Checkpoints written before 2026-11-29 hold the buffer as JSON.
-            _ => read_json(&checkpoint.join("replay.json"))?,
-        };
-        // The run may now train for longer than the buffer was sized for.
-        self.buffer.grow(capacity)?;
-        self.stage =
-            (self.schedule.reward_curriculum.as_ref()).map_or(0, |c| c.stage(progress.global_step));
-        if self.stage > 0 {
-            self.env = self.envs_at(self.stage)?;
+        self.buffer = ReplayBuffer::load(checkpoint, self.buffer.capacity())?;
+        if let Some(curriculum) = &self.schedule.reward_curriculum {
+            self.stage = curriculum.stage(progress.global_step);
+            if self.stage > 0 {
+                self.env = self.envs_at(curriculum, self.stage)?;
+            }
         }
         self.next_obs = self.env.restore(progress.stats.as_ref(), &progress.envs)?;
         self.rng = progress.rng;
