@@ -3,6 +3,7 @@
 //! product per layer instead of two (clipped double-Q of TD3, SAC, DSAC).
 
 use crate::base::polyak::polyak;
+use crate::nets::linear::{linear, linear_group};
 use crate::nets::mlp::{Activation, orthogonal};
 use burn::module::Param;
 use burn::prelude::*;
@@ -68,7 +69,7 @@ impl TwinCritic {
         let mut x = input.unsqueeze_dim::<3>(0).expand([2, batch, width]);
         let last = self.weights.len() - 1;
         for (k, (w, b)) in self.weights.iter().zip(&self.biases).enumerate() {
-            x = x.matmul(w.val()) + b.val();
+            x = linear_group(x, w.val(), b.val());
             if k < last {
                 x = self.activation.apply(x);
             }
@@ -87,11 +88,8 @@ impl TwinCritic {
                 .val()
                 .slice([0..1, 0..inputs, 0..outputs])
                 .reshape([inputs, outputs]);
-            let b = b
-                .val()
-                .slice([0..1, 0..1, 0..outputs])
-                .reshape([1, outputs]);
-            x = x.matmul(w) + b;
+            let b = b.val().slice([0..1, 0..1, 0..outputs]).reshape([outputs]);
+            x = linear(x, w, b);
             if k < last {
                 x = self.activation.apply(x);
             }

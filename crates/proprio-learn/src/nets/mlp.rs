@@ -2,6 +2,7 @@
 
 use crate::base::polyak::polyak;
 use crate::nets::head::standard_normal;
+use crate::nets::linear::linear;
 pub use crate::nets::tanh::tanh;
 use burn::module::Param;
 use burn::nn::{Linear, LinearConfig};
@@ -73,7 +74,10 @@ impl Mlp {
     pub fn forward(&self, mut x: Tensor<2>) -> Tensor<2> {
         let last = self.layers.len().saturating_sub(1);
         for (k, layer) in self.layers.iter().enumerate() {
-            x = layer.forward(x);
+            x = match &layer.bias {
+                Some(bias) => linear(x, layer.weight.val(), bias.val()),
+                None => layer.forward(x),
+            };
             if k < last {
                 x = self.activation.apply(x);
             }

@@ -1,4 +1,4 @@
-//! Networks, apart from the algorithms that train them: MLPs, action heads,
+//! Networks, apart from the algorithms that train them: MLPs and their fused layer, action heads,
 //! image encoders, the instruction encoder, the actor-critic, squashed and deterministic actors, twin
 //! critics, the transformer sequence policy and the turn critic of multi-turn answers.
 
@@ -12,6 +12,7 @@ pub mod head;
 pub mod instruction;
 pub mod kv_cache;
 pub mod layout;
+pub mod linear;
 pub mod mlp;
 pub mod sequence;
 pub mod squashed;
