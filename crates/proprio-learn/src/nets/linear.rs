@@ -226,21 +226,17 @@ fn product(lhs: Operand, rhs: Operand) -> Option<FlexTensor> {
 
 impl LinearBackend for Flex {
     fn fused_linear(x: FlexTensor, weight: FlexTensor, bias: FlexTensor) -> FlexTensor {
-        let out = Operand::of(&x)
+        // Only a plain bias of one row per group is added here; anything else is flex's.
+        let operands = Operand::of(&x)
             .zip(Operand::of(&weight))
-            .and_then(|(x, w)| product(x, w));
-        let Some(mut out) = out else {
+            .filter(|(x, w)| plain(&bias) && bias.layout().num_elements() == x.groups * w.cols);
+        let Some((x_op, w_op)) = operands else {
             return composed_linear::<Self>(x, weight, bias);
         };
-        let shape = out.layout().shape().to_vec();
-        let (n, per_group) = (
-            shape[shape.len() - 1],
-            shape[shape.len() - 2..].iter().product(),
-        );
-        let groups = out.layout().num_elements() / per_group;
-        if !plain(&bias) || bias.layout().num_elements() != groups * n {
+        let (groups, n, per_group) = (x_op.groups, w_op.cols, x_op.rows * w_op.cols);
+        let Some(mut out) = product(x_op, w_op) else {
             return composed_linear::<Self>(x, weight, bias);
-        }
+        };
         let b = &bias.storage::<f32>()[..groups * n];
         let values = out.storage_mut::<f32>();
         // The bias added after the product, as flex adds it (`out + b`): flex's bits.
