@@ -92,8 +92,8 @@ fn same_number(a: &Value, b: &Value, tolerance: f64) -> bool {
     }
 }
 
-/// Trains `algo` on `env` with `overrides` and checks its rows against the fixture `name`.
-fn check(name: &str, algo: Algo, env: &str, overrides: Value) {
+/// The metrics file of `algo` trained on `env` with `overrides` from seed 3.
+fn metrics(name: &str, algo: Algo, env: &str, overrides: Value) -> String {
     let dir = Scratch::new(&format!("behaviour-{name}"));
     let run = train(TrainRequest {
         algo,
@@ -107,7 +107,12 @@ fn check(name: &str, algo: Algo, env: &str, overrides: Value) {
         init: None,
     })
     .unwrap();
-    let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    std::fs::read_to_string(run.join("metrics.jsonl")).unwrap()
+}
+
+/// Trains `algo` on `env` with `overrides` and checks its rows against the fixture `name`.
+fn check(name: &str, algo: Algo, env: &str, overrides: Value) {
+    let text = metrics(name, algo, env, overrides);
     let level = simd_level();
     if std::env::var_os("PROPRIO_BLESS").is_some() {
         let level = level.expect("fixtures are recorded on x86-64-v3 or x86-64-v4 CPUs");
@@ -195,4 +200,24 @@ fn cartpole_grpo_writes_the_recorded_rows() {
         "classic/cartpole-v1",
         json!({"group_size": 4, "groups": 4, "total_steps": 3000, "eval_every": 1500, "eval_episodes": 3, "hidden": [16]}),
     );
+}
+
+#[test]
+fn sharded_sac_writes_the_same_rows_on_one_update_thread_as_on_three() {
+    let run = |threads: usize| {
+        let overrides = json!({"total_steps": 1200, "learning_starts": 500, "batch_size": 64, "hidden": [32, 32],
+            "eval_every": 1200, "eval_episodes": 1, "update_shards": 3, "update_threads": threads});
+        rows(&metrics(
+            &format!("sharded-sac-{threads}"),
+            Algo::Sac,
+            "classic/pendulum-v1",
+            overrides,
+        ))
+    };
+    let one = run(1);
+    assert!(
+        one.iter().any(|r| r.contains_key("q_loss")),
+        "the run updated"
+    );
+    assert_eq!(run(3), one);
 }

@@ -4,7 +4,7 @@
 //! loop, so its results are burn's to the bit and its state is burn's
 //! `AdamState` (old optimizer files load). Other devices compose burn's ops.
 
-use crate::base::flex::{plain, writable};
+use crate::base::flex::{owned, plain, writable};
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::{
     Autodiff, AutodiffBackend, Backend, Dispatch, ExtensionType, Flex, backend_extension,
@@ -111,12 +111,15 @@ fn composed<B: Backend>(
 
 impl AdamBackend for Flex {
     fn adam_step(
-        mut param: FloatTensor<Self>,
+        param: FloatTensor<Self>,
         grad: FloatTensor<Self>,
-        mut moment_1: FloatTensor<Self>,
-        mut moment_2: FloatTensor<Self>,
+        moment_1: FloatTensor<Self>,
+        moment_2: FloatTensor<Self>,
         s: AdamScalars,
     ) -> AdamTensors<Self> {
+        // Shared tensors (a module cloned into its step; the first step's moments, both the gradient) are copied once.
+        let (mut param, mut moment_1, mut moment_2) =
+            (owned(param), owned(moment_1), owned(moment_2));
         let n = param.layout().num_elements();
         let fits = |t: &FloatTensor<Self>| t.layout().num_elements() == n;
         let ready = writable(&param)
@@ -284,6 +287,27 @@ mod tests {
             let lr = 3e-3 / f64::from(k + 1);
             a = step(&mut ours, a, &x, lr);
             b = step(&mut burns, b, &x, lr);
+            assert_eq!(weights(&a), weights(&b), "step {k}");
+        }
+    }
+
+    #[test]
+    fn a_module_stepped_while_shared_is_stepped_as_burns_and_its_clone_untouched() {
+        // SAC steps `self.critics.clone()`: the fused loop must copy, not write into the clone.
+        let (mlp, x) = net();
+        let mut ours = adam(1e-7);
+        let mut burns = AdamConfig::new().with_epsilon(1e-7).init();
+        let (mut a, mut b) = (mlp.clone(), mlp);
+        for k in 0..3 {
+            let before = weights(&a);
+            let kept = a.clone();
+            a = step(&mut ours, kept.clone(), &x, 1e-3);
+            b = step(&mut burns, b, &x, 1e-3);
+            assert_eq!(
+                weights(&kept),
+                before,
+                "step {k} wrote into the shared module"
+            );
             assert_eq!(weights(&a), weights(&b), "step {k}");
         }
     }

@@ -3,7 +3,7 @@
 //! each parameter is mixed in place in one pass (a backend extension),
 //! with burn's arithmetic to the bit; other devices compose burn's ops.
 
-use crate::base::flex::{plain, writable, zip_in_place};
+use crate::base::flex::{owned, plain, writable, zip_in_place};
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::{
     Autodiff, AutodiffBackend, Backend, Dispatch, Flex, backend_extension, tensor::FloatTensor,
@@ -38,10 +38,12 @@ fn composed<B: Backend>(
 
 impl PolyakBackend for Flex {
     fn polyak_mix(
-        mut target: FloatTensor<Self>,
+        target: FloatTensor<Self>,
         online: FloatTensor<Self>,
         (keep, take): (f32, f32),
     ) -> FloatTensor<Self> {
+        // A target cloned into the mix is copied once, not mixed op by op.
+        let mut target = owned(target);
         let n = target.layout().num_elements();
         let ready = writable(&target) && plain(&online) && online.layout().num_elements() == n;
         if !ready {

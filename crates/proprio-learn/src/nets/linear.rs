@@ -9,6 +9,7 @@
 //! it: the results are flex's to the bit. Other devices compose burn's ops.
 
 use crate::base::flex::plain;
+use crate::base::threads::products_may_split;
 use burn::backend::TensorMetadata;
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -200,7 +201,9 @@ fn product(lhs: Operand, rhs: Operand) -> Option<FlexTensor> {
     };
     let dst = out.as_mut_ptr() as usize;
     let at = |g: usize| (dst as *mut f32).wrapping_add(g * m * n);
-    if per_matrix >= PARALLEL_THRESHOLD {
+    if !products_may_split() {
+        (0..groups).for_each(|g| one(g, at(g), gemm::Parallelism::None));
+    } else if per_matrix >= PARALLEL_THRESHOLD {
         (0..groups).for_each(|g| one(g, at(g), gemm::Parallelism::Rayon(0)));
     } else if groups > 1 && groups * per_matrix >= BATCH_PARALLEL_THRESHOLD {
         use rayon::prelude::*;

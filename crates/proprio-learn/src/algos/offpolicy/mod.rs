@@ -52,8 +52,8 @@ macro_rules! replay_hyperparameters {
                 pub gamma: f32,
                 /// Normalise observations (CleanRL: no).
                 pub normalize: bool,
-                /// Threads of the update's matrix products (Proprio: 1; on the 2-core VM,
-                /// 256-wide layers split over 2 threads made a whole run 25% slower).
+                /// Threads of the update's matrix products (Proprio: 1; a second thread
+                /// speeds 256-wide layers up on an idle machine, not beside another process).
                 pub update_threads: usize,
                 /// Env config numbers that grow as training goes on (Learning to Fly's
                 /// reward curriculum); none by default.

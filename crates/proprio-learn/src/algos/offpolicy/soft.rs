@@ -23,6 +23,11 @@ crate::algos::offpolicy::replay_hyperparameters! {
         pub autotune: bool,
         /// Hidden layer sizes of actor and critics (CleanRL: 256, 256, ReLU).
         pub hidden: Vec<usize>,
+        /// Row shards of each minibatch whose passes run side by side on the
+        /// `update_threads` and whose gradients are summed (Proprio: 1, the
+        /// plain update; results depend on it, not on the thread count).
+        #[serde(default = "one_shard")]
+        pub update_shards: usize,
     }
 }
 
@@ -43,6 +48,7 @@ impl Default for SacConfig {
             alpha: 0.2,
             autotune: true,
             hidden: vec![256, 256],
+            update_shards: 1,
             normalize: false,
             update_threads: 1,
             reward_curriculum: None,
@@ -65,6 +71,14 @@ impl SacConfig {
         if self.hidden.is_empty() || self.hidden.contains(&0) {
             return Err("hidden must list positive layer sizes".into());
         }
+        if self.update_shards == 0 || self.update_shards > self.batch_size {
+            return Err("update_shards must lie between 1 and batch_size".into());
+        }
         Ok(())
     }
+}
+
+/// Runs written before `update_shards` existed ran one shard.
+fn one_shard() -> usize {
+    1
 }

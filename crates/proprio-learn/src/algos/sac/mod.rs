@@ -7,12 +7,13 @@ pub use crate::algos::offpolicy::SacConfig;
 use crate::algos::offpolicy::{Algorithm, Minibatch, OffPolicy, Shape};
 use crate::base::adam::{BURN_EPSILON, adam};
 use crate::base::error::{LearnError, Result};
+use crate::base::shards::Shards;
 use crate::env::EnvSource;
 use crate::learner::{self, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::critic::TwinCritic;
 use crate::nets::mlp::Activation;
-use crate::nets::squashed::{Actor, Squash, Temperature, normal};
+use crate::nets::squashed::{Actor, Sampled, Squash, Temperature, normal};
 use crate::run::{RunInfo, to_json};
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
@@ -102,27 +103,27 @@ impl Algorithm for SoftActorCritic {
         let (scale, bias) = self.squash.rows(dev);
         let alpha = self.temperature.alpha().into_scalar::<f32>();
         let target_entropy = -(a as f32);
+        let shards = Shards::new(self.cfg.update_shards, b);
+        let (gamma, squash) = (self.cfg.gamma, (&scale, &bias));
 
         let eps = normal(b, a, rng, dev);
-        let next = self
-            .actor
-            .sample(next_obs.clone(), eps, scale.clone(), bias.clone());
-        let soft_next = self.target.min(next_obs, next.action) - next.log_prob.mul_scalar(alpha);
-        let target_q = (rewards + not_done * soft_next.mul_scalar(self.cfg.gamma)).detach();
+        let (actor, target) = (self.actor.clone().no_grad(), &self.target);
         // Both critics' mean squared errors, summed (CleanRL's qf1_loss + qf2_loss).
-        let q = self.critics.forward(obs.clone(), actions);
-        let q_loss = (q - target_q.unsqueeze_dim::<3>(0))
-            .square()
-            .mean()
-            .mul_scalar(2.0);
-        self.losses.0 = q_loss.clone().into_scalar::<f32>();
-        if !self.losses.0.is_finite() {
-            return Err(LearnError::Diverged(format!(
-                "SAC critic loss is {}",
-                self.losses.0
-            )));
+        let (grads, q_loss) = shards.grads(&self.critics, |critics, k| {
+            let next_obs = shards.take(&next_obs, k);
+            let next = sample(&actor, next_obs.clone(), shards.take(&eps, k), squash);
+            let soft_next = target.min(next_obs, next.action) - next.log_prob.mul_scalar(alpha);
+            let target_q = (shards.take(&rewards, k)
+                + shards.take(&not_done, k) * soft_next.mul_scalar(gamma))
+            .detach();
+            let q = critics.forward(shards.take(&obs, k), shards.take(&actions, k));
+            let loss = (q - target_q.unsqueeze_dim::<3>(0)).square().mean();
+            shards.share(loss.mul_scalar(2.0), k)
+        });
+        self.losses.0 = q_loss;
+        if !q_loss.is_finite() {
+            return Err(LearnError::Diverged(format!("SAC critic loss is {q_loss}")));
         }
-        let grads = GradientsParams::from_grads(q_loss.backward(), &self.critics);
         self.critics = self
             .q_optim
             .step(self.cfg.q_lr, self.critics.clone(), grads);
@@ -131,23 +132,24 @@ impl Algorithm for SoftActorCritic {
             for _ in 0..self.cfg.policy_frequency {
                 let alpha = self.temperature.alpha().into_scalar::<f32>();
                 let eps = normal(b, a, rng, dev);
-                let pi = self
-                    .actor
-                    .sample(obs.clone(), eps, scale.clone(), bias.clone());
-                let q_pi = self.critics.frozen().min(obs.clone(), pi.action);
-                let actor_loss = (pi.log_prob.mul_scalar(alpha) - q_pi).mean();
-                self.losses.1 = actor_loss.clone().into_scalar::<f32>();
-                let grads = GradientsParams::from_grads(actor_loss.backward(), &self.actor);
+                let critics = self.critics.frozen();
+                let (grads, actor_loss) = shards.grads(&self.actor, |actor, k| {
+                    let obs = shards.take(&obs, k);
+                    let pi = sample(&actor, obs.clone(), shards.take(&eps, k), squash);
+                    let q_pi = critics.min(obs, pi.action);
+                    shards.share((pi.log_prob.mul_scalar(alpha) - q_pi).mean(), k)
+                });
+                self.losses.1 = actor_loss;
                 self.actor = self
                     .actor_optim
                     .step(self.cfg.policy_lr, self.actor.clone(), grads);
                 if self.cfg.autotune {
                     let eps = normal(b, a, rng, dev);
-                    let log_prob = self
-                        .actor
-                        .sample(obs.clone(), eps, scale.clone(), bias.clone())
-                        .log_prob
-                        .detach();
+                    let actor = self.actor.clone().no_grad();
+                    let log_prob = shards.cat(shards.map(|k| {
+                        let (obs, eps) = (shards.take(&obs, k), shards.take(&eps, k));
+                        sample(&actor, obs, eps, squash).log_prob
+                    }));
                     let alpha_loss = (self.temperature.alpha().unsqueeze::<2>().neg()
                         * log_prob.add_scalar(target_entropy))
                     .mean();
@@ -203,6 +205,16 @@ impl Algorithm for SoftActorCritic {
             alpha_optim: "alpha_optimizer.bpk",
         }
     }
+}
+
+/// A reparameterised sample of `actor` at `obs` for noise `eps`, squashed into the action box.
+fn sample(
+    actor: &Actor,
+    obs: Tensor<2>,
+    eps: Tensor<2>,
+    (scale, bias): (&Tensor<2>, &Tensor<2>),
+) -> Sampled {
+    actor.sample(obs, eps, scale.clone(), bias.clone())
 }
 
 /// CleanRL's defaults (the env must act in a box; the table checks that).
