@@ -136,17 +136,28 @@ impl AdamBackend for Flex {
         let p = &mut param.storage_mut::<f32>()[..n];
         let m1 = &mut moment_1.storage_mut::<f32>()[..n];
         let m2 = &mut moment_2.storage_mut::<f32>()[..n];
-        let (f1, f2) = s.factors;
-        pulp::Arch::new().dispatch(|| {
+        // The scalars as locals, moved into the loop: read through a reference, LLVM
+        // reloads them every element (it cannot rule out the writes aliasing them) and
+        // the loop stays scalar.
+        let AdamScalars {
+            beta_1,
+            beta_2,
+            factors: (f1, f2),
+            combined,
+            epsilon,
+            lr,
+            first,
+        } = s;
+        pulp::Arch::new().dispatch(move || {
             for (((p, &g), m1), m2) in p.iter_mut().zip(g).zip(m1).zip(m2) {
                 let (g1, g2) = (g * f1, (g * g) * f2);
-                (*m1, *m2) = if s.first {
+                (*m1, *m2) = if first {
                     (g1, g2)
                 } else {
-                    (*m1 * s.beta_1 + g1, *m2 * s.beta_2 + g2)
+                    (*m1 * beta_1 + g1, *m2 * beta_2 + g2)
                 };
-                let step = (*m1 * s.combined) / (m2.sqrt() + s.epsilon);
-                *p -= step * s.lr;
+                let step = (*m1 * combined) / (m2.sqrt() + epsilon);
+                *p -= step * lr;
             }
         });
         AdamTensors {

@@ -32,11 +32,13 @@ pub fn owned(t: FlexTensor) -> FlexTensor {
 
 /// `f(t, s)` for each element `t` of `target` (written in place) and `s` of
 /// `source`, compiled for the CPU's widest SIMD; both [`plain`], `target` [`writable`].
+/// `f` should be a `move` closure: scalars it reads through a reference are
+/// reloaded every element and keep the loop scalar.
 pub fn zip_in_place(target: &mut FlexTensor, source: &FlexTensor, f: impl Fn(&mut f32, f32)) {
     let n = target.layout().num_elements();
     let s = &source.storage::<f32>()[..n];
     let t = &mut target.storage_mut::<f32>()[..n];
-    pulp::Arch::new().dispatch(|| {
+    pulp::Arch::new().dispatch(move || {
         for (t, &s) in t.iter_mut().zip(s) {
             f(t, s);
         }

@@ -49,7 +49,7 @@ impl PolyakBackend for Flex {
         if !ready {
             return composed::<Self>(target, online, (keep, take));
         }
-        zip_in_place(&mut target, &online, |t, o| *t = *t * keep + o * take);
+        zip_in_place(&mut target, &online, move |t, o| *t = *t * keep + o * take);
         target
     }
 }

@@ -243,7 +243,7 @@ impl LinearBackend for Flex {
         let b = &bias.storage::<f32>()[..groups * n];
         let values = out.storage_mut::<f32>();
         // The bias added after the product, as flex adds it (`out + b`): flex's bits.
-        pulp::Arch::new().dispatch(|| {
+        pulp::Arch::new().dispatch(move || {
             for (group, b) in values.chunks_exact_mut(per_group).zip(b.chunks_exact(n)) {
                 for row in group.chunks_exact_mut(n) {
                     for (v, &b) in row.iter_mut().zip(b) {
