@@ -288,12 +288,16 @@ mod tests {
         bits
     }
 
+    /// The batch, our Adam, burn's (both ε 1e-7), and one network for each.
+    fn side_by_side() -> (Tensor<2>, ModuleOptimizer, ModuleOptimizer, (Mlp, Mlp)) {
+        let (mlp, x) = net();
+        let burns = AdamConfig::new().with_epsilon(1e-7).init();
+        (x, adam(1e-7), burns, (mlp.clone(), mlp))
+    }
+
     #[test]
     fn fused_adam_steps_are_burns_to_the_bit() {
-        let (mlp, x) = net();
-        let mut ours = adam(1e-7);
-        let mut burns = AdamConfig::new().with_epsilon(1e-7).init();
-        let (mut a, mut b) = (mlp.clone(), mlp);
+        let (x, mut ours, mut burns, (mut a, mut b)) = side_by_side();
         for k in 0..6 {
             let lr = 3e-3 / f64::from(k + 1);
             a = step(&mut ours, a, &x, lr);
@@ -305,10 +309,7 @@ mod tests {
     #[test]
     fn a_module_stepped_while_shared_is_stepped_as_burns_and_its_clone_untouched() {
         // SAC steps `self.critics.clone()`: the fused loop must copy, not write into the clone.
-        let (mlp, x) = net();
-        let mut ours = adam(1e-7);
-        let mut burns = AdamConfig::new().with_epsilon(1e-7).init();
-        let (mut a, mut b) = (mlp.clone(), mlp);
+        let (x, mut ours, mut burns, (mut a, mut b)) = side_by_side();
         for k in 0..3 {
             let before = weights(&a);
             let kept = a.clone();

@@ -201,11 +201,10 @@ fn product(lhs: Operand, rhs: Operand) -> Option<FlexTensor> {
     };
     let dst = out.as_mut_ptr() as usize;
     let at = |g: usize| (dst as *mut f32).wrapping_add(g * m * n);
-    if !products_may_split() {
-        (0..groups).for_each(|g| one(g, at(g), gemm::Parallelism::None));
-    } else if per_matrix >= PARALLEL_THRESHOLD {
+    let split = products_may_split();
+    if split && per_matrix >= PARALLEL_THRESHOLD {
         (0..groups).for_each(|g| one(g, at(g), gemm::Parallelism::Rayon(0)));
-    } else if groups > 1 && groups * per_matrix >= BATCH_PARALLEL_THRESHOLD {
+    } else if split && groups > 1 && groups * per_matrix >= BATCH_PARALLEL_THRESHOLD {
         use rayon::prelude::*;
         (0..groups)
             .into_par_iter()
