@@ -59,6 +59,23 @@ fn a_demonstrations_file_round_trips_and_is_never_replaced() {
     let path = scratch.join("d.safetensors");
     demos.write(&path).unwrap();
     assert_eq!(Demonstrations::read(&path).unwrap(), demos);
+    // Each kept episode's rows are recorded, and they make up the file.
+    let episodes: Vec<_> = demos.episodes().unwrap().collect();
+    assert_eq!(episodes.len(), demos.header.episodes);
+    assert_eq!(episodes.last().unwrap().end, demos.rows());
+    // A file from before episodes were recorded still reads, as one run of rows.
+    let old = Demonstrations {
+        episode_rows: Vec::new(),
+        ..demos.clone()
+    };
+    let old_path = scratch.join("old.safetensors");
+    old.write(&old_path).unwrap();
+    assert!(
+        Demonstrations::read(&old_path)
+            .unwrap()
+            .episodes()
+            .is_none()
+    );
     let again = demos.write(&path).unwrap_err().to_string();
     assert!(again.contains("already exists"), "{again}");
     let other = scratch.join("not.safetensors");

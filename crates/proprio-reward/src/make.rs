@@ -5,6 +5,7 @@ use crate::clip::ClipModel;
 use crate::config::{Demo, Labeller, RewardConfig, RewardKind};
 use crate::preference::human::HumanDesk;
 use crate::preference::{self, PreferenceConfig, PreferenceHead, Schedule};
+use crate::progress::{ProgressHead, ProgressModel};
 use crate::roboclip::{RoboClip, read_video};
 use crate::vlm_rm::VlmRm;
 use crate::wrapper::{Mix, ModelReward, RewardHead};
@@ -22,7 +23,7 @@ pub fn model_reward<V: VecEnv>(
     device: &Device,
 ) -> Result<ModelReward<V>> {
     config.validate().map_err(crate::RewardError::Input)?;
-    let clip = ClipModel::load(&config.model_dir()?, device)?;
+    let clip = ClipModel::load(&config.clip_dir()?, device)?;
     let head = reward_head(&clip, config, inner.num_envs())?;
     let mix = Mix {
         offset: config.offset,
@@ -54,6 +55,18 @@ pub fn reward_head(
                 Demo::Text(text) => clip.embed_texts(&[text])?.values,
             };
             Box::new(RoboClip::new(demo, *pooling, num_envs)?)
+        }
+        RewardKind::Progress {
+            instruction,
+            shaping,
+        } => {
+            let dir = config.model_dir()?;
+            let model = ProgressModel::load(&dir)?;
+            model.check_clip(clip, &config.clip_dir()?)?;
+            // `load` refuses a model without instructions.
+            let instruction = instruction.as_deref().unwrap_or(&model.instructions[0]);
+            let text = clip.embed_texts(&[instruction])?.values;
+            Box::new(ProgressHead::new(model, text, *shaping, num_envs)?)
         }
         RewardKind::Preference {
             labeller,

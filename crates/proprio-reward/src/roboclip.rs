@@ -157,6 +157,7 @@ mod tests {
         let task = vec![0.0; envs.len()];
         let step = StepFrames {
             embeddings: &embeddings,
+            views: &embeddings,
             envs,
             done,
             task: &task,

@@ -20,8 +20,12 @@ pub const MODEL_RETURN: &str = "model.return";
 
 /// What a reward head sees of one batched step.
 pub struct StepFrames<'a> {
-    /// Row `k`: the embedding of the frame env `envs[k]` shows after this step.
+    /// Row `k`: the embedding of the frame env `envs[k]` shows after this
+    /// step (the unit mean of its views' when the camera names several).
     pub embeddings: &'a Embeddings,
+    /// Every view's embeddings, view after view: row `v · envs.len() + k` is
+    /// view `v` of env `envs[k]` (the same rows as `embeddings` for one view).
+    pub views: &'a Embeddings,
     /// The envs that moved this step.
     pub envs: &'a [usize],
     /// Whether each of them ended its episode with this step.
@@ -223,29 +227,24 @@ impl<V: VecEnv> ModelReward<V> {
         // Every view of every env in one CLIP pass.
         let side = side as usize;
         let views = self.pixels.len() / (count * side * side * 3);
-        let mut embeddings = self
+        let all = self
             .clip
             .embed_frames(&self.pixels, count * views, side, side, 3)
             .map_err(|e| Error::Backend(e.to_string()))?;
-        if views > 1 {
-            // One embedding per env: the unit mean of its views'.
-            let dim = embeddings.dim;
-            let (first, rest) = embeddings.values.split_at_mut(count * dim);
-            for view in rest.chunks_exact(count * dim) {
-                first.iter_mut().zip(view).for_each(|(a, b)| *a += b);
-            }
-            for row in first.chunks_exact_mut(dim) {
-                let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-                row.iter_mut().for_each(|x| *x /= norm);
-            }
-            embeddings.values.truncate(count * dim);
-        }
+        let mean;
+        let embeddings = if views > 1 {
+            mean = mean_of_views(&all, count);
+            &mean
+        } else {
+            &all
+        };
         self.scores.resize(count, 0.0);
         self.task.clear();
         let batch = self.inner.batch_mut();
         self.task.extend(envs.iter().map(|&i| batch.reward[i]));
         let step = StepFrames {
-            embeddings: &embeddings,
+            embeddings,
+            views: &all,
             envs,
             done: &self.done,
             task: &self.task,
@@ -296,6 +295,20 @@ impl<V: VecEnv> ModelReward<V> {
             self.head.lock().restart(i);
         }
     }
+}
+
+/// One embedding per env from `count` envs' views (view after view): the unit mean of its views'.
+fn mean_of_views(all: &Embeddings, count: usize) -> Embeddings {
+    let dim = all.dim;
+    let mut values = all.values[..count * dim].to_vec();
+    for view in all.values[count * dim..].chunks_exact(count * dim) {
+        values.iter_mut().zip(view).for_each(|(a, b)| *a += b);
+    }
+    for row in values.chunks_exact_mut(dim) {
+        let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        row.iter_mut().for_each(|x| *x /= norm);
+    }
+    Embeddings { dim, values }
 }
 
 /// Rewrites the inner batch's rewards and infos in place.

@@ -5,6 +5,7 @@ mod demos;
 mod embed;
 mod eval;
 mod heap;
+mod progress;
 mod record;
 mod reward_model;
 mod scripted;
@@ -29,7 +30,8 @@ pub enum LearnCommand {
     Embed(embed::EmbedArgs),
     /// Measure CLIP image embeddings per second (a random ViT-B/32 without --model).
     BenchEmbed(embed::BenchEmbedArgs),
-    /// Train reward models (an in-domain CLIP: `fit-clip`) and label preference pairs (`label`).
+    /// Train reward models (an in-domain CLIP: `fit-clip`; a progress model:
+    /// `fit-progress`, judged by `eval`) and label preference pairs (`label`).
     #[command(subcommand)]
     RewardModel(reward_model::RewardModelCommand),
 }

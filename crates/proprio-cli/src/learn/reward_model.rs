@@ -1,10 +1,10 @@
 //! `proprio reward-model fit-clip`: an in-domain CLIP trained on an env's own
-//! frames and captions, saved where `--reward` configs can point; and
-//! `proprio reward-model label`: a person answers a preference run's pairs.
+//! frames and captions, saved where `--reward` configs can point; `proprio
+//! reward-model label`: a person answers a preference run's pairs (the
+//! progress model's commands are in `progress.rs`).
 
 use crate::{CliResult, Failure, input};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use proprio::serde_json::json;
 use proprio_reward::fit::{Collect, FitConfig, collect, fit, save};
 use std::path::PathBuf;
@@ -15,6 +15,13 @@ pub enum RewardModelCommand {
     /// Train a small CLIP contrastively on an env's rendered frames and the
     /// captions of their states; saved in the Hugging Face layout.
     FitClip(FitClipArgs),
+    /// Fit a progress reward model (ReWiND: frozen CLIP embeddings of the
+    /// last frames and the instruction in, progress in [0, 1] out) to
+    /// demonstrations recorded with images.
+    FitProgress(super::progress::FitProgressArgs),
+    /// Judge a progress model before any RL: value-order correlation on
+    /// demonstrations, and how they rank against failed and near-miss episodes.
+    Eval(super::progress::EvalProgressArgs),
     /// Label preference pairs in a window: a run with `labeller = "human"`
     /// waits for each round's answers in its `label_dir`.
     #[cfg(feature = "viewer")]
@@ -83,6 +90,8 @@ pub struct FitClipArgs {
 pub fn run(command: &RewardModelCommand) -> CliResult {
     match command {
         RewardModelCommand::FitClip(args) => fit_clip(args),
+        RewardModelCommand::FitProgress(args) => super::progress::fit_progress(args),
+        RewardModelCommand::Eval(args) => super::progress::eval_progress(args),
         #[cfg(feature = "viewer")]
         RewardModelCommand::Label(args) => label(args),
     }
@@ -139,10 +148,7 @@ fn fit_clip(args: &FitClipArgs) -> CliResult {
     )
     .map_err(fail)?;
     let collected = start.elapsed().as_secs_f64();
-    let bar = ProgressBar::new(cfg.steps as u64).with_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} steps, loss {msg} ({elapsed})")
-            .map_err(|e| Failure(e.to_string()))?,
-    );
+    let bar = super::progress::fit_bar(cfg.steps)?;
     let (model, report) = fit(&data, &cfg, |_, loss| {
         bar.inc(1);
         bar.set_message(format!("{loss:.3}"));

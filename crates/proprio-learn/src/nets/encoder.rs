@@ -163,6 +163,11 @@ impl ObsLayout {
             .collect()
     }
 
+    /// `(height, width)` of the images (0 when there are none).
+    pub fn image_size(&self) -> (usize, usize) {
+        (self.height, self.width)
+    }
+
     /// Values of the state part.
     pub fn state_dim(&self) -> usize {
         self.state.iter().map(ExactSizeIterator::len).sum()

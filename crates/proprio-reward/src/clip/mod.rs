@@ -20,6 +20,7 @@ pub(crate) use load::backend;
 use load::id_matrix;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+pub(crate) use transformer::{Encoder, TowerShape};
 
 /// Where `proprio embed` and the reward wrappers look for a model when none is given.
 pub const MODEL_DIR_VAR: &str = "PROPRIO_CLIP_DIR";

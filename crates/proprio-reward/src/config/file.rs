@@ -3,7 +3,7 @@
 //! they fit together, naming the key at fault, and makes the typed
 //! [`RewardConfig`]; writing flattens it back, so old `run.json` files read.
 
-use super::{Demo, Labeller, Pooling, RewardConfig, RewardKind};
+use super::{Demo, Labeller, Pooling, RewardConfig, RewardKind, Shaping};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -19,6 +19,8 @@ enum Kind {
     /// A reward network on frame embeddings, fitted during training to
     /// labelled pairs of segments (Bradley–Terry; PEBBLE, RL-VLM-F).
     Preference,
+    /// Every step: a progress model's reading of the last frames.
+    Progress,
 }
 
 /// Who labels pairs of segments for a preference reward.
@@ -39,7 +41,7 @@ enum LabellerKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RewardFile {
-    /// `vlm-rm`, `roboclip` or `preference`.
+    /// `vlm-rm`, `roboclip`, `preference` or `progress`.
     kind: Kind,
     /// A CLIP checkpoint directory in the Hugging Face layout (default: `PROPRIO_CLIP_DIR`).
     #[serde(default)]
@@ -90,6 +92,12 @@ pub(super) struct RewardFile {
     /// Env steps (of all envs together) between labelling rounds (`preference`).
     #[serde(default = "query_every")]
     query_every: u64,
+    /// The task's instruction (`progress`; default: the model's first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    instruction: Option<String>,
+    /// What each step pays of the progress read (`progress`).
+    #[serde(default)]
+    shaping: Shaping,
     /// Weight of the model's reward.
     #[serde(default = "one")]
     weight: f32,
@@ -144,7 +152,32 @@ impl RewardFile {
         if self.label_dir.is_some() && self.labeller != Some(LabellerKind::Human) {
             return Err("label_dir is for labeller = \"human\"".into());
         }
+        if self.instruction.is_some() && self.kind != Kind::Progress {
+            return Err("instruction is for kind = \"progress\"".into());
+        }
         match self.kind {
+            Kind::Progress => {
+                if self.model.is_none() {
+                    return Err(
+                        "kind = \"progress\" needs model, a directory `proprio reward-model fit-progress` wrote"
+                            .into(),
+                    );
+                }
+                if self
+                    .instruction
+                    .as_deref()
+                    .is_some_and(|t| t.trim().is_empty())
+                {
+                    return Err("instruction is empty".into());
+                }
+                if self.goal.is_some()
+                    || self.demo.is_some()
+                    || self.demo_text.is_some()
+                    || self.labeller.is_some()
+                {
+                    return Err("kind = \"progress\" takes instruction and shaping, not goal, demo or labeller".into());
+                }
+            }
             Kind::VlmRm => {
                 if blank(&self.goal) {
                     return Err("kind = \"vlm-rm\" needs goal, a caption of success".into());
@@ -241,6 +274,10 @@ impl TryFrom<RewardFile> for RewardConfig {
                 queries: file.queries,
                 query_every: file.query_every,
             },
+            Kind::Progress => RewardKind::Progress {
+                instruction: file.instruction,
+                shaping: file.shaping,
+            },
         };
         Ok(RewardConfig {
             kind,
@@ -272,6 +309,8 @@ impl From<RewardConfig> for RewardFile {
             segment: segment(),
             queries: queries(),
             query_every: query_every(),
+            instruction: None,
+            shaping: Shaping::default(),
             weight: config.weight,
             task_weight: config.task_weight,
         };
@@ -306,6 +345,13 @@ impl From<RewardConfig> for RewardFile {
                         (Some(LabellerKind::Human), goal, Some(label_dir))
                     }
                 };
+            }
+            RewardKind::Progress {
+                instruction,
+                shaping,
+            } => {
+                (file.kind, file.instruction, file.shaping) =
+                    (Kind::Progress, instruction, shaping);
             }
         }
         file
@@ -386,11 +432,55 @@ mod tests {
                 "kind = \"vlm-rm\"\ngoal = \"g\"\nlabeller = \"oracle\"",
                 "for kind = \"preference\"",
             ),
+            ("kind = \"progress\"", "needs model"),
+            (
+                "kind = \"progress\"\nmodel = \"p\"\ngoal = \"g\"",
+                "not goal",
+            ),
+            (
+                "kind = \"progress\"\nmodel = \"p\"\nshaping = \"sum\"",
+                "unknown variant",
+            ),
+            (
+                "kind = \"vlm-rm\"\ngoal = \"g\"\ninstruction = \"i\"",
+                "instruction is for",
+            ),
         ];
         for (text, expected) in cases {
             let err = parse(text).expect_err(text);
             assert!(err.contains(expected), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_progress_config_reads_and_writes_back() {
+        let c = parse(
+            "kind = \"progress\"\nmodel = \"p\"\ninstruction = \"pick up the cube\"\nshaping = \"progress\"\n",
+        )
+        .unwrap();
+        let RewardKind::Progress {
+            instruction,
+            shaping,
+        } = &c.kind
+        else {
+            panic!("{c:?}")
+        };
+        assert_eq!(
+            (instruction.as_deref(), *shaping),
+            (Some("pick up the cube"), Shaping::Progress)
+        );
+        assert_eq!(c.clip_dir().unwrap(), PathBuf::from("p").join("clip"));
+        let written = proprio::serde_json::to_value(&c).unwrap();
+        let read: RewardConfig = proprio::serde_json::from_value(written).unwrap();
+        assert_eq!(read, c);
+        let plain = parse("kind = \"progress\"\nmodel = \"p\"\n").unwrap();
+        assert!(matches!(
+            plain.kind,
+            RewardKind::Progress {
+                instruction: None,
+                shaping: Shaping::Increase
+            }
+        ));
     }
 
     #[test]

@@ -43,6 +43,28 @@ pub enum RewardKind {
         /// Env steps (of all envs together) between labelling rounds.
         query_every: u64,
     },
+    /// Every step: a progress model's reading of the env's last frames
+    /// under the instruction (`model` is a `fit-progress` directory).
+    Progress {
+        /// The task's instruction (default: the first the model was fitted under).
+        instruction: Option<String>,
+        /// What each step pays of the progress read.
+        shaping: Shaping,
+    },
+}
+
+/// What a progress reward pays each step, for progress `Φ` read after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shaping {
+    /// `Φ(s') − Φ(s)` (a potential difference, `Φ` = 0 before the first
+    /// step): an episode's model return is the progress it ends at, so the
+    /// policies it prefers are those a reward of the final progress prefers.
+    #[default]
+    Increase,
+    /// `Φ(s')` itself every step (ReWiND's reward): dense, but it also pays
+    /// for lingering at partial progress.
+    Progress,
 }
 
 /// RoboCLIP's demonstration.
@@ -93,7 +115,8 @@ pub enum Pooling {
 pub struct RewardConfig {
     /// The model's reward and the keys of its kind.
     pub kind: RewardKind,
-    /// A CLIP checkpoint directory in the Hugging Face layout (default: `PROPRIO_CLIP_DIR`).
+    /// A CLIP checkpoint directory in the Hugging Face layout (default:
+    /// `PROPRIO_CLIP_DIR`); for `progress`, the directory `fit-progress` wrote.
     pub model: Option<PathBuf>,
     /// The camera the model looks through, or several joined by commas
     /// (`"front,side"`): each env's embedding is then the unit mean of its
@@ -156,6 +179,16 @@ impl RewardConfig {
     /// Checks a config built in code as reading a file does.
     pub fn validate(&self) -> std::result::Result<(), String> {
         Self::try_from(RewardFile::from(self.clone())).map(|_| ())
+    }
+
+    /// The CLIP the reward embeds frames with: `model`, else
+    /// `PROPRIO_CLIP_DIR`; for `progress`, the one inside its model.
+    pub fn clip_dir(&self) -> Result<PathBuf> {
+        let dir = self.model_dir()?;
+        Ok(match self.kind {
+            RewardKind::Progress { .. } => crate::progress::ProgressModel::clip_dir(&dir),
+            _ => dir,
+        })
     }
 
     /// The model directory: `model`, else `PROPRIO_CLIP_DIR`.

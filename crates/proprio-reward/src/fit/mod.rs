@@ -141,7 +141,6 @@ pub fn fit(
         ));
     }
     let device = Device::flex().autodiff();
-    device.seed(cfg.seed);
     let mut rng = proprio::episode_rng(cfg.seed, 0, 0);
     let mut order: Vec<usize> = (0..data.len()).collect();
     order.shuffle(&mut rng);
@@ -153,7 +152,7 @@ pub fn fit(
     let (ids, width, eot) = tokenizer.batch(&texts);
     let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [texts.len(), width]), &device);
     let mut model = Trainee {
-        clip: Clip::new(&config, &device),
+        clip: crate::seeded(&device, cfg.seed, || Clip::new(&config, &device)),
         logit_scale: Param::from_tensor(Tensor::from_data(
             TensorData::new(vec![(1.0f32 / 0.07).ln()], [1]),
             &device,

@@ -141,9 +141,10 @@ impl PreferenceModel {
             ));
         }
         let device = Device::flex().autodiff();
-        device.seed(config.seed);
         Ok(Self {
-            net: RewardNet::new(dim, config.width, &device),
+            net: crate::seeded(&device, config.seed, || {
+                RewardNet::new(dim, config.width, &device)
+            }),
             optim: AdamConfig::new().init(),
             rng: proprio::episode_rng(config.seed, 0, 1),
             config,

@@ -298,6 +298,7 @@ mod tests {
             let embeddings = Embeddings { dim: 2, values };
             let step = StepFrames {
                 embeddings: &embeddings,
+                views: &embeddings,
                 envs: &[0, 1],
                 done: &[t % 50 == 49; 2],
                 task: &task,
@@ -316,6 +317,7 @@ mod tests {
         };
         let step = StepFrames {
             embeddings: &embeddings,
+            views: &embeddings,
             envs: &[0, 1],
             done: &[false; 2],
             task: &[0.0; 2],
@@ -386,6 +388,7 @@ mod tests {
             };
             let step = StepFrames {
                 embeddings: &embeddings,
+                views: &embeddings,
                 envs: &[0, 1],
                 done: &[false; 2],
                 task: &[0.0; 2],

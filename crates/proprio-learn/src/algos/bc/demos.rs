@@ -64,12 +64,28 @@ pub struct Demonstrations {
     pub obs: Vec<f32>,
     /// The expert's actions `[rows × action_dim]`, clipped into a box's bounds.
     pub actions: Vec<f32>,
+    /// Rows of each kept episode, in order (empty in files written before
+    /// episodes were recorded: their rows are one run).
+    pub episode_rows: Vec<usize>,
 }
 
 impl Demonstrations {
     /// Observation-action pairs.
     pub fn rows(&self) -> usize {
         self.actions.len() / self.header.action_dim.max(1)
+    }
+
+    /// Each kept episode's rows, in order, or `None` for a file written
+    /// before episodes were recorded.
+    pub fn episodes(&self) -> Option<impl Iterator<Item = std::ops::Range<usize>> + '_> {
+        if self.episode_rows.is_empty() {
+            return None;
+        }
+        Some(self.episode_rows.iter().scan(0, |start, &rows| {
+            let range = *start..*start + rows;
+            *start += rows;
+            Some(range)
+        }))
     }
 
     /// Writes the file (refusing to replace one).
@@ -109,6 +125,18 @@ impl Demonstrations {
                     .map_err(fail)?,
             ),
         ];
+        let lengths: Vec<u8> = self
+            .episode_rows
+            .iter()
+            .flat_map(|&r| (r as u64).to_le_bytes())
+            .collect();
+        if !self.episode_rows.is_empty() {
+            views.push((
+                "episode_rows",
+                TensorView::new(Dtype::U64, vec![self.episode_rows.len(), 1], &lengths)
+                    .map_err(fail)?,
+            ));
+        }
         if p > 0 {
             views.push((
                 "pixels",
@@ -174,13 +202,31 @@ impl Demonstrations {
             // Files of every value as f32 (before pixels were stored as bytes).
             floats(read("obs", Dtype::F32, d)?)
         };
+        let episode_rows = if tensors.names().contains(&"episode_rows") {
+            read("episode_rows", Dtype::U64, 1)?
+                .chunks_exact(8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()) as usize)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let demos = Self {
             obs,
             actions: floats(read("actions", Dtype::F32, header.action_dim)?),
             header,
+            episode_rows,
         };
         if demos.obs.len() / demos.header.obs_dim.max(1) != demos.rows() || demos.rows() == 0 {
             return Err(bad("observation and action rows disagree".into()));
+        }
+        let episodes = demos.episode_rows.iter().sum::<usize>();
+        if !demos.episode_rows.is_empty()
+            && (episodes != demos.rows() || demos.episode_rows.contains(&0))
+        {
+            return Err(bad(format!(
+                "its episodes hold {episodes} rows, the file {}",
+                demos.rows()
+            )));
         }
         Ok(demos)
     }
@@ -231,22 +277,16 @@ pub fn collect(
             "the scripted expert reads the env's state: demonstrations need --obs state or rgb+state".into(),
         ));
     }
-    let registry = proprio::registry();
-    let spec = registry.spec(&source.id, &source.config)?;
-    let mut expert = registry.scripted(&source.id, &spec)?;
     let options = VecOptions {
         autoreset: AutoresetMode::Disabled,
         threads: None,
         backend: source.backend,
     };
     let (mut venv, _) = base(source, DEMO_ENVS, options)?;
+    let mut expert = StateAgent::expert(source, venv.spec())?;
     let obs_space = venv.spec().observation_space.clone();
     let action_space = venv.spec().action_space.clone();
-    let (d, a, raw) = (
-        obs_space.flat_dim(),
-        action_space.flat_dim(),
-        spec.observation_space.flat_dim(),
-    );
+    let (d, a) = (obs_space.flat_dim(), action_space.flat_dim());
     let tokens = ObsLayout::new(&obs_space)?.tokens().to_vec();
     let instruction = |row: &[f32]| -> Vec<i64> {
         tokens
@@ -255,7 +295,7 @@ pub fn collect(
             .collect()
     };
     let n = DEMO_ENVS;
-    let (mut expert_obs, mut actions) = (vec![0.0; n * raw], vec![0.0; n * a]);
+    let mut actions = vec![0.0; n * a];
     let mut acted = vec![0.0; n * a];
     let mut episode: Vec<(Vec<f32>, Vec<f32>)> = vec![Default::default(); n];
     let mut kept: BTreeMap<Vec<i64>, usize> = BTreeMap::new();
@@ -274,21 +314,13 @@ pub fn collect(
         },
         obs: Vec::new(),
         actions: Vec::new(),
+        episode_rows: Vec::new(),
     };
     let mut quiet = 0;
     venv.reset(Some(seed), None)?;
     loop {
         let obs = &venv.batch().obs;
-        for i in 0..n {
-            expert_obs[i * raw..(i + 1) * raw]
-                .copy_from_slice(&obs[(i + 1) * d - raw..(i + 1) * d]);
-        }
-        expert.act(&expert_obs, &mut actions, ActMode::Deterministic)?;
-        if let Space::Box { low, high } = &action_space {
-            for (k, x) in actions.iter_mut().enumerate() {
-                *x = x.clamp(low[k % a], high[k % a]);
-            }
-        }
+        expert.act(obs, &mut actions)?;
         acted.copy_from_slice(&actions);
         if let (Space::Box { low, high }, true) = (&action_space, noise > 0.0) {
             for (k, y) in acted.iter_mut().enumerate() {
@@ -318,6 +350,7 @@ pub fn collect(
                 if *count < per_instruction {
                     *count += 1;
                     h.episodes += 1;
+                    demos.episode_rows.push(act.len() / a);
                     demos.obs.extend_from_slice(&o);
                     demos.actions.extend_from_slice(&act);
                 }
@@ -344,4 +377,59 @@ pub fn collect(
     }
     demos.header.instructions = kept.len();
     Ok(demos)
+}
+
+/// An agent that reads the env's raw state acting on a learner's env stack
+/// (the scripted expert, or a policy trained on state): it reads the raw
+/// state at the end of each observation row (after any pixels or tokens the
+/// stack puts first) and its actions are clipped into the box.
+pub(super) struct StateAgent {
+    agent: Box<dyn proprio::Agent>,
+    raw: usize,
+    obs_dim: usize,
+    action_space: Space,
+    state: Vec<f32>,
+}
+
+impl StateAgent {
+    /// `source`'s scripted expert on the stack whose spec is `stack`.
+    pub(super) fn expert(source: &EnvSource, stack: &proprio::EnvSpec) -> Result<Self> {
+        let registry = proprio::registry();
+        let spec = registry.spec(&source.id, &source.config)?;
+        Self::new(registry.scripted(&source.id, &spec)?, source, stack)
+    }
+
+    /// `agent`, which acts on `source`'s raw state, on the stack whose spec is `stack`.
+    pub(super) fn new(
+        agent: Box<dyn proprio::Agent>,
+        source: &EnvSource,
+        stack: &proprio::EnvSpec,
+    ) -> Result<Self> {
+        let spec = proprio::registry().spec(&source.id, &source.config)?;
+        Ok(Self {
+            agent,
+            raw: spec.observation_space.flat_dim(),
+            obs_dim: stack.observation_space.flat_dim(),
+            action_space: stack.action_space.clone(),
+            state: Vec::new(),
+        })
+    }
+
+    /// The agent's actions `[n × A]` for the stack's observations `[n × D]`.
+    pub(super) fn act(&mut self, obs: &[f32], actions: &mut [f32]) -> Result<()> {
+        let (d, raw) = (self.obs_dim, self.raw);
+        self.state.clear();
+        for row in obs.chunks_exact(d) {
+            self.state.extend_from_slice(&row[d - raw..]);
+        }
+        self.agent
+            .act(&self.state, actions, ActMode::Deterministic)?;
+        if let Space::Box { low, high } = &self.action_space {
+            let a = low.len();
+            for (k, x) in actions.iter_mut().enumerate() {
+                *x = x.clamp(low[k % a], high[k % a]);
+            }
+        }
+        Ok(())
+    }
 }

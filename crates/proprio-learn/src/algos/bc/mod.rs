@@ -10,8 +10,10 @@
 //! epochs × rows.
 
 pub mod demos;
+pub mod frames;
 
 pub use demos::{DemoHeader, Demonstrations, collect};
+pub use frames::{EpisodeFrames, FrameEpisodes, Player, demo_frames, rollout_frames};
 
 use crate::base::adam::adam;
 use crate::base::error::{LearnError, Result};

@@ -1,0 +1,318 @@
+//! `proprio reward-model fit-progress`: a progress reward model (ReWiND)
+//! fitted to a demonstrations file recorded with images, and `proprio
+//! reward-model eval`: such a model judged on demonstrations and failed
+//! episodes before any RL (value-order correlation, ranking).
+
+use crate::{CliResult, Failure};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use proprio::serde_json::{Value, json};
+use proprio_learn::EnvSource;
+use proprio_learn::bc::{Demonstrations, FrameEpisodes, Player, demo_frames, rollout_frames};
+use proprio_reward::clip::ClipModel;
+use proprio_reward::progress::{
+    Episode, EpisodeKind, Presentation, ProgressConfig, ProgressData, ProgressModel, Ranking, fit,
+    value_order_correlation,
+};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct FitProgressArgs {
+    /// Demonstrations recorded with images (`proprio demos --obs rgb+state --camera C`).
+    #[arg(long)]
+    demos: PathBuf,
+    /// The CLIP whose frozen embeddings the model reads (`fit-clip` on the
+    /// same env and camera); it is copied into the model's directory.
+    #[arg(long)]
+    clip: PathBuf,
+    /// New directory for the model (never overwritten).
+    #[arg(long)]
+    out: PathBuf,
+    /// The task's instruction, for an env whose observations carry none.
+    #[arg(long)]
+    instruction: Option<String>,
+    /// Random-action episodes of the same env stack; the failed ones are learned as no progress.
+    #[arg(long, default_value_t = 64)]
+    failures: usize,
+    /// A run whose policy (trained on the env's state, e.g. on a first
+    /// progress model's reward) plays `--policy-episodes` episodes in the
+    /// demonstrations' env stack: its failed ones are learned as no
+    /// progress too, so the states a learner drifts into read as what they are.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Episodes the `--policy` plays.
+    #[arg(long, default_value_t = 64)]
+    policy_episodes: usize,
+    /// Adam steps.
+    #[arg(long, default_value_t = ProgressConfig::default().steps)]
+    steps: usize,
+    /// Frames the model reads, the newest last.
+    #[arg(long, default_value_t = ProgressConfig::default().window)]
+    window: usize,
+    /// Fit the time-shuffled control instead (demonstrations' frames shuffled
+    /// in time, no failures): a model that can learn no order, for `eval`.
+    #[arg(long)]
+    control: bool,
+    /// Seed of the failures, the weights and the windows.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(Args)]
+pub struct EvalProgressArgs {
+    /// A directory `fit-progress` wrote.
+    #[arg(long)]
+    model: PathBuf,
+    /// Demonstrations to judge it on (held-out seeds or instructions), recorded with images.
+    #[arg(long)]
+    demos: PathBuf,
+    /// The task's instruction, for an env whose observations carry none (default: the model's).
+    #[arg(long)]
+    instruction: Option<String>,
+    /// Random-action episodes; the failed ones are ranked against the demonstrations.
+    #[arg(long, default_value_t = 64)]
+    failures: usize,
+    /// Episodes of the scripted expert under action noise; the failed ones are the near-misses.
+    #[arg(long, default_value_t = 64)]
+    near_misses: usize,
+    /// Standard deviation of the near-misses' action noise (action units).
+    #[arg(long, default_value_t = 0.5)]
+    noise: f32,
+    /// Seed of the failures and near-misses, and of the shuffled presentation.
+    #[arg(long, default_value_t = 2)]
+    seed: u64,
+}
+
+pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
+    if args.out.exists() {
+        return Err(Failure(format!(
+            "{} already exists; choose a new directory",
+            args.out.display()
+        )));
+    }
+    let cfg = ProgressConfig {
+        steps: args.steps,
+        window: args.window,
+        seed: args.seed,
+        ..ProgressConfig::default()
+    };
+    cfg.validate().map_err(Failure)?;
+    let start = Instant::now();
+    let cpu = proprio_learn::ComputeDevice::Cpu.device().map_err(learn)?;
+    let clip = ClipModel::load(&args.clip, &cpu).map_err(reward)?;
+    let (demos, source) = read_demos(&args.demos)?;
+    let mut failures = failed(&source, args.failures, Player::Random, args.seed)?;
+    if let Some(run) = &args.policy {
+        let policy = proprio_learn::Policy::load(run).map_err(learn)?;
+        let trained = policy.env();
+        if trained.id != source.id || trained.config != source.config {
+            return Err(Failure(format!(
+                "{} was trained on {} with config {}; the demonstrations come from {} with {}",
+                run.display(),
+                trained.id,
+                trained.config,
+                source.id,
+                source.config
+            )));
+        }
+        let played = Player::Policy(Box::new(policy));
+        let drifted = failed(&source, args.policy_episodes, played, args.seed)?;
+        failures.episodes.extend(drifted.episodes);
+    }
+    let sets = [
+        (&demos, EpisodeKind::Demo),
+        (&failures, EpisodeKind::Failure),
+    ];
+    let (mut data, instructions) = embed(&clip, &sets, args.instruction.as_deref(), &[])?;
+    if args.control {
+        data = data.time_shuffled_control(&mut proprio::episode_rng(args.seed, 3, 0));
+    }
+    let collected = start.elapsed().as_secs_f64();
+    let bar = fit_bar(cfg.steps)?;
+    let (net, report) = fit(&data, &cfg, |_, loss| {
+        bar.inc(1);
+        bar.set_message(format!("{loss:.4}"));
+    })
+    .map_err(reward)?;
+    bar.finish_and_clear();
+    let summary = json!({
+        "env": source.id,
+        "demos": args.demos,
+        "control": args.control,
+        "policy": args.policy,
+        "episodes": {"demos": report.train_demos + report.holdout.len(), "failures": data.of_kind(EpisodeKind::Failure).len()},
+        "instructions": instructions,
+        "steps": cfg.steps,
+        "final_loss": report.final_loss,
+        "holdout_demos": report.holdout.len(),
+        "holdout_voc": report.holdout_voc,
+        "holdout_voc_in_order": report.holdout_voc_in_order,
+        "holdout_ranking": ranking(&report.ranking),
+        "collect_seconds": collected,
+        "seconds": start.elapsed().as_secs_f64(),
+    });
+    let model = ProgressModel {
+        net,
+        config: cfg,
+        dim: data.dim,
+        text_dim: data.text_dim(),
+        instructions,
+    };
+    model
+        .save(&args.out, &args.clip, summary.clone())
+        .map_err(reward)?;
+    println!("{summary}");
+    Ok(())
+}
+
+pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
+    let start = Instant::now();
+    let model = ProgressModel::load(&args.model).map_err(reward)?;
+    let cpu = proprio_learn::ComputeDevice::Cpu.device().map_err(learn)?;
+    let clip = model.load_clip(&args.model, &cpu).map_err(reward)?;
+    let (demos, source) = read_demos(&args.demos)?;
+    if demos.views != model.views() {
+        return Err(Failure(format!(
+            "the model reads {} camera views a frame; {} holds {}",
+            model.views(),
+            args.demos.display(),
+            demos.views
+        )));
+    }
+    let failures = failed(&source, args.failures, Player::Random, args.seed)?;
+    let noisy = failed(
+        &source,
+        args.near_misses,
+        Player::NoisyExpert(args.noise),
+        args.seed,
+    )?;
+    let instruction = args
+        .instruction
+        .as_deref()
+        .or(model.instructions.first().map(String::as_str));
+    let sets = [
+        (&demos, EpisodeKind::Demo),
+        (&failures, EpisodeKind::Failure),
+        (&noisy, EpisodeKind::Failure),
+    ];
+    let (data, instructions) = embed(&clip, &sets, instruction, &model.instructions)?;
+    let count = |set: usize| -> usize { sets[..set].iter().map(|(s, _)| s.episodes.len()).sum() };
+    let demo_ids: Vec<usize> = (0..count(1)).collect();
+    let failed: Vec<usize> = (count(1)..count(2)).collect();
+    let near: Vec<usize> = (count(2)..count(3)).collect();
+    let w = model.config.window;
+    let net = &model.net;
+    let fail = |e: proprio_reward::RewardError| Failure(e.to_string());
+    let unseen: Vec<&String> = instructions
+        .iter()
+        .filter(|i| !model.instructions.contains(i))
+        .collect();
+    let summary = json!({
+        "model": args.model,
+        "demos": args.demos,
+        "env": source.id,
+        "episodes": demo_ids.len(),
+        "instructions": instructions.len(),
+        "unseen_instructions": unseen,
+        "voc": value_order_correlation(net, &data, &demo_ids, w, Presentation::Shuffled(args.seed)).map_err(fail)?,
+        "voc_in_order": value_order_correlation(net, &data, &demo_ids, w, Presentation::InOrder).map_err(fail)?,
+        "vs_random": ranking(&Ranking::of(net, &data, &demo_ids, &failed, w).map_err(fail)?),
+        "vs_near_misses": ranking(&Ranking::of(net, &data, &demo_ids, &near, w).map_err(fail)?),
+        "near_misses": near.len(),
+        "random_failures": failed.len(),
+        "seconds": start.elapsed().as_secs_f64(),
+    });
+    println!("{summary}");
+    Ok(())
+}
+
+/// A progress bar over a fit's `steps` Adam steps, its loss as the message.
+pub(super) fn fit_bar(steps: usize) -> Result<ProgressBar, Failure> {
+    let style = ProgressStyle::with_template("{bar:30} {pos}/{len} steps, loss {msg} ({elapsed})")
+        .map_err(|e| Failure(e.to_string()))?;
+    Ok(ProgressBar::new(steps as u64).with_style(style))
+}
+
+/// The failed ones of `episodes` episodes `player` plays in `source`'s env stack.
+fn failed(
+    source: &EnvSource,
+    episodes: usize,
+    player: Player,
+    seed: u64,
+) -> Result<FrameEpisodes, Failure> {
+    let mut played = rollout_frames(source, episodes, player, seed).map_err(learn)?;
+    played.episodes.retain(|e| !e.success);
+    Ok(played)
+}
+
+/// A demonstrations file's episodes as frames, and the env stack that recorded them.
+fn read_demos(path: &Path) -> Result<(FrameEpisodes, EnvSource), Failure> {
+    let demos = Demonstrations::read(path).map_err(learn)?;
+    let frames = demo_frames(&demos).map_err(learn)?;
+    Ok((frames, demos.header.env))
+}
+
+/// The episodes of `sets` embedded by `clip`, each step's views side by
+/// side, under their own instructions or `instruction` for an env without
+/// them; the instructions listed in `known` come first, in that order.
+fn embed(
+    clip: &ClipModel,
+    sets: &[(&FrameEpisodes, EpisodeKind)],
+    instruction: Option<&str>,
+    known: &[String],
+) -> Result<(ProgressData, Vec<String>), Failure> {
+    let mut instructions: Vec<String> = known.to_vec();
+    let mut episodes = Vec::new();
+    for (set, kind) in sets {
+        for e in &set.episodes {
+            let text = match (&e.instruction, instruction) {
+                (Some(text), _) => text.clone(),
+                (None, Some(text)) => text.to_string(),
+                (None, None) => {
+                    return Err(Failure(
+                        "this env's observations carry no instruction; name the task with --instruction".into(),
+                    ));
+                }
+            };
+            let text = match instructions.iter().position(|t| *t == text) {
+                Some(k) => k,
+                None => {
+                    instructions.push(text);
+                    instructions.len() - 1
+                }
+            };
+            let embedded = clip
+                .embed_frames(&e.pixels, e.steps * set.views, set.side, set.side, 3)
+                .map_err(reward)?;
+            episodes.push(Episode {
+                frames: embedded.values,
+                text,
+                kind: *kind,
+            });
+        }
+    }
+    let texts: Vec<&str> = instructions.iter().map(String::as_str).collect();
+    let embedded = clip.embed_texts(&texts).map_err(reward)?;
+    let data = ProgressData {
+        dim: embedded.dim * sets.first().map_or(1, |(s, _)| s.views),
+        texts: (0..embedded.len())
+            .map(|k| embedded.row(k).to_vec())
+            .collect(),
+        episodes,
+    };
+    data.validate().map_err(reward)?;
+    Ok((data, instructions))
+}
+
+fn ranking(r: &Ranking) -> Value {
+    json!({"success": r.success, "failure": r.failure, "ordered": r.ordered})
+}
+
+fn reward(e: proprio_reward::RewardError) -> Failure {
+    Failure(e.to_string())
+}
+
+fn learn(e: proprio_learn::LearnError) -> Failure {
+    Failure(e.to_string())
+}

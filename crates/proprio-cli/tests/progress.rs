@@ -1,0 +1,161 @@
+//! The `proprio` binary with a progress reward model: demonstrations with
+//! images, a CLIP and a progress model fitted to them, the model judged by
+//! `reward-model eval` and paid as a run's reward; one-line errors.
+
+mod common;
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+use common::{assert_one_line_error, assert_success, proprio};
+use scratch::Scratch;
+use serde_json::Value;
+
+/// `proprio` with the whitespace-separated `words`, then `rest` (paths, texts with spaces).
+fn run(words: &str, rest: &[&str]) -> std::process::Output {
+    let mut args: Vec<&str> = words.split_whitespace().collect();
+    args.extend_from_slice(rest);
+    proprio(&args)
+}
+
+/// [`run`], or `None` (skipped) when no wgpu adapter renders here (unless
+/// `PROPRIO_REQUIRE_GPU` is set); a success otherwise.
+fn rendered(words: &str, rest: &[&str]) -> Option<std::process::Output> {
+    let out = run(words, rest);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("no GPU adapter") && std::env::var_os("PROPRIO_REQUIRE_GPU").is_none() {
+        eprintln!("skipped: {stderr}");
+        return None;
+    }
+    assert_success(&out);
+    Some(out)
+}
+
+/// The last line of a command's stdout, as JSON.
+fn json(out: &std::process::Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last().unwrap_or_default()).unwrap()
+}
+
+/// Demonstrations with images → a CLIP → a progress model → `eval` → a
+/// run paid by it: each step's output has the figures it promises, and the
+/// run's evaluation reports the model's returns.
+#[test]
+fn a_progress_model_is_fitted_judged_and_paid_as_a_reward() {
+    let dir = Scratch::new("cli-progress");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    // Pick's PPO recipe's env config, so that its runs act in the demonstrations' envs.
+    let demos = "demos --env manipulation/pick-cube-v0 --obs rgb+state --camera front \
+                 --config {\"control\":\"pd_ee_delta_pos\",\"control_hz\":10} \
+                 --image-size 32 --per-instruction 3";
+    let Some(_) = rendered(demos, &["--seed", "1", "--out", &path("train.demos")]) else {
+        return;
+    };
+    rendered(demos, &["--seed", "2", "--out", &path("held.demos")]).unwrap();
+    let clip = "reward-model fit-clip --env manipulation/pick-cube-v0 --camera front \
+                --image-size 32 --patch-size 8 --frames 64 --steps 3 --scripted 0.5";
+    rendered(clip, &["--out", &path("clip")]).unwrap();
+    let (train, held) = (path("train.demos"), path("held.demos"));
+    let fit = [
+        "--demos",
+        &train,
+        "--clip",
+        &path("clip"),
+        "--instruction",
+        "pick up the red cube",
+        "--out",
+        &path("progress"),
+    ];
+    let fit_words = "reward-model fit-progress --failures 3 --steps 4";
+    let summary = json(&rendered(fit_words, &fit).unwrap());
+    assert_eq!(summary["episodes"]["demos"], 3);
+    assert!(
+        summary["episodes"]["failures"].as_u64().unwrap() <= 3,
+        "{summary}"
+    );
+    assert!(
+        summary["holdout_voc"].as_f64().unwrap().abs() <= 1.0,
+        "{summary}"
+    );
+    for file in [
+        "progress.json",
+        "progress.bpk",
+        "clip/config.json",
+        "clip/model.safetensors",
+    ] {
+        assert!(dir.join("progress").join(file).is_file(), "{file}");
+    }
+    assert_one_line_error(&run(fit_words, &fit), "already exists");
+    let eval = "reward-model eval --failures 3 --near-misses 3";
+    let report = json(&rendered(eval, &["--model", &path("progress"), "--demos", &held]).unwrap());
+    assert_eq!(report["episodes"], 3);
+    for key in ["voc", "voc_in_order"] {
+        assert!(report[key].as_f64().unwrap().abs() <= 1.0, "{report}");
+    }
+    let ordered = report["vs_random"]["ordered"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&ordered), "{report}");
+    // Paid as a run's reward (no task reward): the run's evaluation reports what it paid.
+    let reward = dir.join("reward.toml");
+    let toml = format!(
+        "kind = \"progress\"\nmodel = \"{}\"\ncamera = \"front\"\n",
+        path("progress")
+    );
+    std::fs::write(&reward, toml).unwrap();
+    let train = "train --env manipulation/pick-cube-v0 --total-steps 64 --set num_envs=2 \
+                 --set num_steps=32 --set eval_episodes=2";
+    rendered(
+        train,
+        &["--reward", reward.to_str().unwrap(), "--out", &path("run")],
+    )
+    .unwrap();
+    let eval = "eval --episodes 2 --json --checkpoint";
+    let report = json(&rendered(eval, &[&path("run")]).unwrap());
+    let returns = report["model_returns"].as_array().unwrap();
+    assert_eq!(returns.len(), 2, "{report}");
+    for r in returns {
+        // Paid as increases, an episode's model return is the progress it ends at.
+        let r = r.as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&r), "{report}");
+    }
+    // Refitted with that run's policy playing: its failed episodes join the failures.
+    let refit = [
+        "--demos",
+        &path("train.demos"),
+        "--clip",
+        &path("clip"),
+        "--instruction",
+        "pick up the red cube",
+        "--policy",
+        &path("run"),
+        "--policy-episodes",
+        "2",
+        "--out",
+        &path("progress2"),
+    ];
+    let summary = json(&rendered(fit_words, &refit).unwrap());
+    let failures = summary["episodes"]["failures"].as_u64().unwrap();
+    assert!(failures <= 5 && summary["policy"].is_string(), "{summary}");
+}
+
+/// Frames come from images: a missing CLIP and a state-only
+/// demonstrations file are refused in one line, and nothing is written.
+#[test]
+fn fit_progress_refuses_demonstrations_without_images() {
+    let dir = Scratch::new("cli-progress-state");
+    let demos = dir.join("state.demos");
+    let demos = demos.to_str().unwrap();
+    let args = ["--out", demos];
+    assert_success(&run(
+        "demos --env manipulation/reach-v0 --per-instruction 2",
+        &args,
+    ));
+    let out = dir.join("model");
+    let out = out.to_str().unwrap();
+    let fit = "reward-model fit-progress --demos";
+    assert_one_line_error(
+        &run(fit, &[demos, "--clip", "/no/clip", "--out", out]),
+        "/no/clip",
+    );
+    let clip = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    let refused = run(fit, &[demos, "--clip", clip, "--out", out]);
+    assert_one_line_error(&refused, "one image per observation");
+    assert!(!dir.join("model").exists());
+}
