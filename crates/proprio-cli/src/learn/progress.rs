@@ -38,10 +38,11 @@ pub struct FitProgressArgs {
     /// A run whose policy (trained on the env's state, e.g. on a first
     /// progress model's reward) plays `--policy-episodes` episodes in the
     /// demonstrations' env stack: its failed ones are learned as no
-    /// progress too, so the states a learner drifts into read as what they are.
+    /// progress too, so the states a learner drifts into read as what they
+    /// are. Repeat it to keep every earlier round's failures.
     #[arg(long)]
-    policy: Option<PathBuf>,
-    /// Episodes the `--policy` plays.
+    policy: Vec<PathBuf>,
+    /// Episodes each `--policy` plays.
     #[arg(long, default_value_t = 64)]
     policy_episodes: usize,
     /// Adam steps.
@@ -103,7 +104,7 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
     let clip = ClipModel::load(&args.clip, &cpu).map_err(reward)?;
     let (demos, source) = read_demos(&args.demos)?;
     let mut failures = failed(&source, args.failures, Player::Random, args.seed)?;
-    if let Some(run) = &args.policy {
+    for run in &args.policy {
         let policy = proprio_learn::Policy::load(run).map_err(learn)?;
         let trained = policy.env();
         if trained.id != source.id || trained.config != source.config {

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# RL from a learned progress reward alone, the whole documented pipeline
+# (docs/reward-models.md): demonstrations with images → an in-domain CLIP →
+# a progress model → PPO on the model's reward (no task reward) → the model
+# refitted with that policy's failed episodes → PPO again, ROUNDS times.
+#   [PROPRIO=bin] [ROUNDS=2] [DEMOS=60] [TOTAL_STEPS=n] tools/learned_reward.sh TASK SEED OUT
+# TASK is reach, push, pick or stack. The last round's run lands at OUT
+# (`proprio eval --checkpoint OUT` measures the task's true success); the
+# demonstrations, models and earlier rounds stay in OUT.pipeline/. A step
+# whose output is there is not redone, so a cut-off pipeline resumes.
+set -euo pipefail
+[ $# -eq 3 ] || { echo "usage: tools/learned_reward.sh TASK SEED OUT (TASK: reach, push, pick or stack)" >&2; exit 2; }
+task=$1 seed=$2 out=$3
+[[ $seed =~ ^[0-9]+$ ]] || { echo "SEED must be a whole number, got '$seed'" >&2; exit 2; }
+rounds=${ROUNDS:-2}
+demos=${DEMOS:-60}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be 1 or more, got '$rounds'" >&2; exit 2; }
+# The env config is the one the task's PPO recipe (tuned.json) sets, so the
+# demonstrations, the reward model and the policy see the same env.
+case $task in
+  reach) env=manipulation/reach-v0 config='' instruction="touch the green ball with the gripper" ;;
+  push) env=manipulation/push-cube-v0 config='' instruction="push the red cube onto the green target" ;;
+  pick) env=manipulation/pick-cube-v0 config='{"control":"pd_ee_delta_pos","control_hz":10}'
+    instruction="pick up the cube and hold it at the goal" ;;
+  stack) env=manipulation/stack-cube-v0 config='{"control":"pd_ee_delta_pos_yaw","control_hz":10}'
+    instruction="stack the red cube on the blue cube" ;;
+  *) echo "unknown TASK '$task': reach, push, pick or stack" >&2; exit 2 ;;
+esac
+[ -e "$out" ] && { echo "$out already exists; choose a new directory" >&2; exit 1; }
+if [ -z "${PROPRIO:-}" ]; then
+  cargo build -q -p proprio-cli
+  proprio=$(pwd)/target/debug/proprio
+else
+  proprio=$PROPRIO
+fi
+work=$out.pipeline
+mkdir -p "$work"
+cameras=front,hand
+steps=() config_args=()
+[ -n "$config" ] && config_args=(--config "$config")
+[ -n "${TOTAL_STEPS:-}" ] && steps=(--total-steps "$TOTAL_STEPS")
+
+# step OUTPUT command…: runs the command with --out OUTPUT.partial, then
+# renames it, so that an output present is a finished one.
+step() {
+  local target=$1; shift
+  if [ -e "$target" ]; then echo "have $target"; return; fi
+  rm -rf "$target.partial"
+  echo "+ $* --out $target"
+  "$@" --out "$target.partial"
+  mv "$target.partial" "$target"
+}
+
+step "$work/train.demos" "$proprio" demos --env "$env" "${config_args[@]}" --obs rgb+state \
+  --camera "$cameras" --per-instruction "$demos" --seed "$seed"
+step "$work/clip" "$proprio" reward-model fit-clip --env "$env" "${config_args[@]}" \
+  --camera "$cameras" --scripted 0.5 --seed "$seed"
+policies=()
+for ((round = 0; round < rounds; round++)); do
+  model=$work/progress$round
+  step "$model" "$proprio" reward-model fit-progress --demos "$work/train.demos" --clip "$work/clip" \
+    --instruction "$instruction" --seed "$seed" "${policies[@]}"
+  printf 'kind = "progress"\nmodel = "%s"\ncamera = "%s"\n' "$(realpath "$model")" "$cameras" \
+    >"$work/reward$round.toml"
+  run=$work/rl$round
+  [ $((round + 1)) -eq "$rounds" ] && run=$out
+  step "$run" "$proprio" train --env "$env" --reward "$work/reward$round.toml" --seed "$seed" \
+    --threads 1 "${steps[@]}"
+  policies+=(--policy "$run")
+done
+"$proprio" eval --checkpoint "$out" --episodes 100 --seed 21 --json
