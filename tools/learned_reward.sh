@@ -46,7 +46,7 @@ step() {
   local target=$1; shift
   if [ -e "$target" ]; then echo "have $target"; return; fi
   rm -rf "$target.partial"
-  echo "+ $* --out $target"
+  echo "+ ${*@Q} --out ${target@Q}"
   "$@" --out "$target.partial"
   mv "$target.partial" "$target"
 }
