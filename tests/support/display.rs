@@ -1,8 +1,8 @@
 //! A local X server for tests that open a window: the machine's own
 //! display, or an Xvfb started for the test and stopped with it.
 
-use std::path::Path;
-use std::process::{Child, Command};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 
 /// A local X server: the machine's own display, or an Xvfb started for the test.
 pub struct Display {
@@ -19,27 +19,34 @@ pub fn display() -> Option<Display> {
             _server: None,
         });
     }
-    let number = 90 + std::process::id() % 100;
-    let name = format!(":{number}");
-    let server = Command::new("Xvfb")
+    // Xvfb picks a free display itself and writes its number once it
+    // accepts connections, so a stale socket or lock left by a killed
+    // server (or a server of a test beside this one) is never taken for it.
+    let mut server = Command::new("Xvfb")
         .args([
-            name.as_str(),
+            "-displayfd",
+            "1",
             "-screen",
             "0",
             "1024x768x24",
             "-nolisten",
             "tcp",
         ])
-        .stderr(std::process::Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let socket = format!("/tmp/.X11-unix/X{number}");
-    for _ in 0..100 {
-        if Path::new(&socket).exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    let mut number = String::new();
+    let read = server
+        .stdout
+        .take()
+        .map(|out| BufReader::new(out).read_line(&mut number));
+    if !matches!(read, Some(Ok(n)) if n > 0) || number.trim().parse::<u32>().is_err() {
+        let _ = server.kill();
+        let _ = server.wait();
+        return None;
     }
+    let name = format!(":{}", number.trim());
     Some(Display {
         name,
         _server: Some(server),
