@@ -10,7 +10,7 @@ use crate::env::{EnvSource, base};
 use crate::nets::encoder::ObsLayout;
 use crate::nets::head::standard_normal;
 use proprio::render::ObsMode;
-use proprio::{ActMode, AutoresetMode, Space, VecOptions};
+use proprio::{ActMode, AutoresetMode, EnvRng, Space, VecOptions};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
@@ -323,9 +323,7 @@ pub fn collect(
         expert.act(obs, &mut actions)?;
         acted.copy_from_slice(&actions);
         if let (Space::Box { low, high }, true) = (&action_space, noise > 0.0) {
-            for (k, y) in acted.iter_mut().enumerate() {
-                *y = (*y + noise * standard_normal(&mut rng)).clamp(low[k % a], high[k % a]);
-            }
+            perturb(&mut acted, noise, low, high, &mut rng);
         }
         for (i, (o, act)) in episode.iter_mut().enumerate() {
             o.extend_from_slice(&obs[i * d..(i + 1) * d]);
@@ -377,6 +375,21 @@ pub fn collect(
     }
     demos.header.instructions = kept.len();
     Ok(demos)
+}
+
+/// Adds Gaussian noise of standard deviation `noise` to every action value
+/// and clips it into the box `[low, high]` (DART's perturbed expert).
+pub(super) fn perturb(
+    actions: &mut [f32],
+    noise: f32,
+    low: &[f32],
+    high: &[f32],
+    rng: &mut EnvRng,
+) {
+    let a = low.len();
+    for (k, y) in actions.iter_mut().enumerate() {
+        *y = (*y + noise * standard_normal(rng)).clamp(low[k % a], high[k % a]);
+    }
 }
 
 /// An agent that reads the env's raw state acting on a learner's env stack

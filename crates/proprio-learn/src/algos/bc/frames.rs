@@ -4,25 +4,24 @@
 //! failures are what a progress model learns reads as none, and what it is
 //! judged against).
 
-use super::demos::{DEMO_ENVS, Demonstrations, StateAgent};
+use super::demos::{DEMO_ENVS, Demonstrations, StateAgent, perturb};
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::learner_rng;
 use crate::env::{EnvSource, base};
 use crate::nets::encoder::ObsLayout;
-use crate::nets::head::standard_normal;
 use proprio::rand::RngExt;
 use proprio::{AutoresetMode, Space, VecOptions};
 use proprio_reward::clip::ClipTokenizer;
 
 /// Where an observation row's frames and instruction lie.
-#[derive(Debug, Clone)]
 struct FrameLayout {
     /// Offset of the image, `[side, side, 3 · views]`.
     at: usize,
     side: usize,
     views: usize,
-    /// `(offset, length)` of the instruction's tokens, if the env has one.
-    tokens: Option<(usize, usize)>,
+    /// `(offset, length)` of the instruction's tokens and the tokenizer
+    /// that reads them back (built once), if the env has an instruction.
+    tokens: Option<(usize, usize, ClipTokenizer)>,
 }
 
 impl FrameLayout {
@@ -47,7 +46,10 @@ impl FrameLayout {
             at: image.start,
             side,
             views: channels / 3,
-            tokens: layout.tokens().first().copied(),
+            tokens: layout
+                .tokens()
+                .first()
+                .map(|&(at, len)| (at, len, ClipTokenizer::openai(77))),
         })
     }
 
@@ -64,9 +66,9 @@ impl FrameLayout {
 
     /// The instruction row `obs` carries, decoded from its CLIP tokens.
     fn instruction(&self, obs: &[f32]) -> Option<String> {
-        let (at, len) = self.tokens?;
-        let ids: Vec<u32> = obs[at..at + len].iter().map(|&t| t as u32).collect();
-        ClipTokenizer::openai(77).decode(&ids)
+        let (at, len, tokenizer) = self.tokens.as_ref()?;
+        let ids: Vec<u32> = obs[*at..at + len].iter().map(|&t| t as u32).collect();
+        tokenizer.decode(&ids)
     }
 }
 
@@ -185,10 +187,7 @@ pub fn rollout_frames(
             Some(agent) => {
                 agent.act(obs, &mut actions)?;
                 if noise > 0.0 {
-                    for (k, y) in actions.iter_mut().enumerate() {
-                        let y1 = *y + noise * standard_normal(&mut rng);
-                        *y = y1.clamp(low[k % a], high[k % a]);
-                    }
+                    perturb(&mut actions, noise, low, high, &mut rng);
                 }
             }
             None => {
