@@ -3,7 +3,8 @@
 # (docs/reward-models.md): demonstrations with images → an in-domain CLIP →
 # a progress model → PPO on the model's reward (no task reward) → the model
 # refitted with that policy's failed episodes → PPO again, ROUNDS times.
-#   [PROPRIO=bin] [ROUNDS=2] [DEMOS=60] [TOTAL_STEPS=n] tools/learned_reward.sh TASK SEED OUT
+#   [PROPRIO=bin] [ROUNDS=2] [DEMOS=60] [TOTAL_STEPS=n] [CAMERAS=front,hand]
+#   [CLIP_FRAMES=8192] [CLIP_STEPS=600] tools/learned_reward.sh TASK SEED OUT
 # TASK is reach, push, pick or stack. The last round's run lands at OUT
 # (`proprio eval --checkpoint OUT` measures the task's true success); the
 # demonstrations, models and earlier rounds stay in OUT.pipeline/. A step
@@ -35,7 +36,8 @@ else
 fi
 work=$out.pipeline
 mkdir -p "$work"
-cameras=front,hand
+cameras=${CAMERAS:-front,hand}
+clip_frames=${CLIP_FRAMES:-8192} clip_steps=${CLIP_STEPS:-600}
 steps=() config_args=()
 [ -n "$config" ] && config_args=(--config "$config")
 [ -n "${TOTAL_STEPS:-}" ] && steps=(--total-steps "$TOTAL_STEPS")
@@ -54,7 +56,7 @@ step() {
 step "$work/train.demos" "$proprio" demos --env "$env" "${config_args[@]}" --obs rgb+state \
   --camera "$cameras" --per-instruction "$demos" --seed "$seed"
 step "$work/clip" "$proprio" reward-model fit-clip --env "$env" "${config_args[@]}" \
-  --camera "$cameras" --scripted 0.5 --seed "$seed"
+  --camera "$cameras" --scripted 0.5 --frames "$clip_frames" --steps "$clip_steps" --seed "$seed"
 policies=()
 for ((round = 0; round < rounds; round++)); do
   model=$work/progress$round

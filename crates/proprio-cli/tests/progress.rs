@@ -64,11 +64,11 @@ fn a_progress_model_is_fitted_judged_and_paid_as_a_reward() {
         "--out",
         &path("progress"),
     ];
-    let fit_words = "reward-model fit-progress --failures 3 --steps 4";
+    let fit_words = "reward-model fit-progress --failures 3 --decoys 2 --steps 4";
     let summary = json(&rendered(fit_words, &fit).unwrap());
     assert_eq!(summary["episodes"]["demos"], 3);
     assert!(
-        summary["episodes"]["failures"].as_u64().unwrap() <= 3,
+        summary["episodes"]["failures"].as_u64().unwrap() <= 3 + 2,
         "{summary}"
     );
     assert!(
@@ -84,9 +84,11 @@ fn a_progress_model_is_fitted_judged_and_paid_as_a_reward() {
         assert!(dir.join("progress").join(file).is_file(), "{file}");
     }
     assert_one_line_error(&run(fit_words, &fit), "already exists");
-    let eval = "reward-model eval --failures 3 --near-misses 3";
+    let eval = "reward-model eval --failures 3 --near-misses 3 --decoys 3";
     let report = json(&rendered(eval, &["--model", &path("progress"), "--demos", &held]).unwrap());
     assert_eq!(report["episodes"], 3);
+    // A decoy grasps where another episode's cube was: none succeeds.
+    assert_eq!(report["decoys"], 3, "{report}");
     for key in ["voc", "voc_in_order"] {
         assert!(report[key].as_f64().unwrap().abs() <= 1.0, "{report}");
     }
@@ -136,7 +138,7 @@ fn a_progress_model_is_fitted_judged_and_paid_as_a_reward() {
     let summary = json(&rendered(fit_words, &refit).unwrap());
     let failures = summary["episodes"]["failures"].as_u64().unwrap();
     let policies = summary["policy"].as_array().map_or(0, Vec::len);
-    assert!(failures <= 3 + 2 * 2 && policies == 2, "{summary}");
+    assert!(failures <= 3 + 2 + 2 * 2 && policies == 2, "{summary}");
 }
 
 /// Frames come from images: a missing CLIP and a state-only

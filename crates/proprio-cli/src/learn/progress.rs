@@ -35,11 +35,19 @@ pub struct FitProgressArgs {
     /// Random-action episodes of the same env stack; the failed ones are learned as no progress.
     #[arg(long, default_value_t = 64)]
     failures: usize,
+    /// Decoys: episodes where the arm makes the scripted expert's moves of
+    /// another episode (its goal elsewhere), then holds; the failed ones are
+    /// learned as no progress, so that an arm posed as a demonstration's
+    /// end, but away from the goal, does not read as progress.
+    #[arg(long, default_value_t = 64)]
+    decoys: usize,
     /// A run whose policy (trained on the env's state, e.g. on a first
     /// progress model's reward) plays `--policy-episodes` episodes in the
     /// demonstrations' env stack: its failed ones are learned as no
-    /// progress too, so the states a learner drifts into read as what they
-    /// are. Repeat it to keep every earlier round's failures.
+    /// progress from the frame where the longest demonstration had finished
+    /// (before, they may be on a demonstration's way), so the states a
+    /// learner stalls or drifts into read as what they are. Repeat it to
+    /// keep every earlier round's failures.
     #[arg(long)]
     policy: Vec<PathBuf>,
     /// Episodes each `--policy` plays.
@@ -80,6 +88,9 @@ pub struct EvalProgressArgs {
     /// Standard deviation of the near-misses' action noise (action units).
     #[arg(long, default_value_t = 0.5)]
     noise: f32,
+    /// Decoys: the expert's moves of another episode replayed (its goal elsewhere), then held; the failed ones are ranked too.
+    #[arg(long, default_value_t = 64)]
+    decoys: usize,
     /// Seed of the failures and near-misses, and of the shuffled presentation.
     #[arg(long, default_value_t = 2)]
     seed: u64,
@@ -103,7 +114,13 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
     let cpu = proprio_learn::ComputeDevice::Cpu.device().map_err(learn)?;
     let clip = ClipModel::load(&args.clip, &cpu).map_err(reward)?;
     let (demos, source) = read_demos(&args.demos)?;
-    let mut failures = failed(&source, args.failures, Player::Random, args.seed)?;
+    let failures = failed(&source, args.failures, Player::Random, args.seed)?;
+    let decoys = failed(&source, args.decoys, Player::Decoy, args.seed)?;
+    let mut drifts = FrameEpisodes {
+        side: failures.side,
+        views: failures.views,
+        episodes: Vec::new(),
+    };
     for run in &args.policy {
         let policy = proprio_learn::Policy::load(run).map_err(learn)?;
         let trained = policy.env();
@@ -119,11 +136,16 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         }
         let played = Player::Policy(Box::new(policy));
         let drifted = failed(&source, args.policy_episodes, played, args.seed)?;
-        failures.episodes.extend(drifted.episodes);
+        drifts.episodes.extend(drifted.episodes);
     }
+    // A learner's failure reads as no progress only from where the longest
+    // demonstration had finished: before, it may be on a demonstration's way.
+    let finished = demos.episodes.iter().map(|e| e.steps).max().unwrap_or(0);
     let sets = [
-        (&demos, EpisodeKind::Demo),
-        (&failures, EpisodeKind::Failure),
+        (&demos, EpisodeKind::Demo, 0),
+        (&failures, EpisodeKind::Failure, 0),
+        (&decoys, EpisodeKind::Failure, 0),
+        (&drifts, EpisodeKind::Failure, finished),
     ];
     let (mut data, instructions) = embed(&clip, &sets, args.instruction.as_deref(), &[])?;
     if args.control {
@@ -142,7 +164,8 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         "demos": args.demos,
         "control": args.control,
         "policy": args.policy,
-        "episodes": {"demos": report.train_demos + report.holdout.len(), "failures": data.of_kind(EpisodeKind::Failure).len()},
+        "policy_scored_from": finished,
+        "episodes": {"demos": report.train_demos + report.holdout.len(), "failures": data.of_kind(EpisodeKind::Failure).len(), "decoys": decoys.episodes.len()},
         "instructions": instructions,
         "steps": cfg.steps,
         "final_loss": report.final_loss,
@@ -188,20 +211,24 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
         Player::NoisyExpert(args.noise),
         args.seed,
     )?;
+    let decoys = failed(&source, args.decoys, Player::Decoy, args.seed)?;
     let instruction = args
         .instruction
         .as_deref()
         .or(model.instructions.first().map(String::as_str));
     let sets = [
-        (&demos, EpisodeKind::Demo),
-        (&failures, EpisodeKind::Failure),
-        (&noisy, EpisodeKind::Failure),
+        (&demos, EpisodeKind::Demo, 0),
+        (&failures, EpisodeKind::Failure, 0),
+        (&noisy, EpisodeKind::Failure, 0),
+        (&decoys, EpisodeKind::Failure, 0),
     ];
     let (data, instructions) = embed(&clip, &sets, instruction, &model.instructions)?;
-    let count = |set: usize| -> usize { sets[..set].iter().map(|(s, _)| s.episodes.len()).sum() };
+    let count =
+        |set: usize| -> usize { sets[..set].iter().map(|(s, _, _)| s.episodes.len()).sum() };
     let demo_ids: Vec<usize> = (0..count(1)).collect();
     let failed: Vec<usize> = (count(1)..count(2)).collect();
     let near: Vec<usize> = (count(2)..count(3)).collect();
+    let decoyed: Vec<usize> = (count(3)..count(4)).collect();
     let w = model.config.window;
     let net = &model.net;
     let fail = |e: proprio_reward::RewardError| Failure(e.to_string());
@@ -220,7 +247,9 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
         "voc_in_order": value_order_correlation(net, &data, &demo_ids, w, Presentation::InOrder).map_err(fail)?,
         "vs_random": ranking(&Ranking::of(net, &data, &demo_ids, &failed, w).map_err(fail)?),
         "vs_near_misses": ranking(&Ranking::of(net, &data, &demo_ids, &near, w).map_err(fail)?),
+        "vs_decoys": ranking(&Ranking::of(net, &data, &demo_ids, &decoyed, w).map_err(fail)?),
         "near_misses": near.len(),
+        "decoys": decoyed.len(),
         "random_failures": failed.len(),
         "seconds": start.elapsed().as_secs_f64(),
     });
@@ -254,18 +283,19 @@ fn read_demos(path: &Path) -> Result<(FrameEpisodes, EnvSource), Failure> {
     Ok((frames, demos.header.env))
 }
 
-/// The episodes of `sets` embedded by `clip`, each step's views side by
-/// side, under their own instructions or `instruction` for an env without
-/// them; the instructions listed in `known` come first, in that order.
+/// The episodes of `sets` (each with its kind and unscored frames) embedded
+/// by `clip`, each step's views side by side, under their own instructions
+/// or `instruction` for an env without them; the instructions listed in
+/// `known` come first, in that order.
 fn embed(
     clip: &ClipModel,
-    sets: &[(&FrameEpisodes, EpisodeKind)],
+    sets: &[(&FrameEpisodes, EpisodeKind, usize)],
     instruction: Option<&str>,
     known: &[String],
 ) -> Result<(ProgressData, Vec<String>), Failure> {
     let mut instructions: Vec<String> = known.to_vec();
     let mut episodes = Vec::new();
-    for (set, kind) in sets {
+    for &(set, kind, unscored) in sets {
         for e in &set.episodes {
             let text = match (&e.instruction, instruction) {
                 (Some(text), _) => text.clone(),
@@ -289,14 +319,15 @@ fn embed(
             episodes.push(Episode {
                 frames: embedded.values,
                 text,
-                kind: *kind,
+                kind,
+                unscored,
             });
         }
     }
     let texts: Vec<&str> = instructions.iter().map(String::as_str).collect();
     let embedded = clip.embed_texts(&texts).map_err(reward)?;
     let data = ProgressData {
-        dim: embedded.dim * sets.first().map_or(1, |(s, _)| s.views),
+        dim: embedded.dim * sets.first().map_or(1, |(s, _, _)| s.views),
         texts: (0..embedded.len())
             .map(|k| embedded.row(k).to_vec())
             .collect(),

@@ -1,6 +1,6 @@
 //! Fitting a progress model: batches of windows drawn from the training
 //! episodes (all of the window's length, see `samples::pad`), the mean
-//! squared error of every frame's progress.
+//! squared error of the progress of every frame that carries a target.
 
 use super::samples::{EpisodeKind, ProgressData, Window, batch};
 use super::score::{Presentation, Ranking, value_order_correlation};
@@ -65,9 +65,10 @@ pub fn fit(
         let windows: Vec<Window> = (0..cfg.batch)
             .map(|_| data.draw(&demos, &failures, cfg.window, shares, &mut rng))
             .collect();
-        let (frames, texts, targets) = batch(data, &windows, &device);
+        let (frames, texts, targets, weights) = batch(data, &windows, &device);
         let predicted = net.forward(frames, texts);
-        let loss = (predicted - targets).square().mean();
+        let scored = weights.clone().sum().clamp_min(1.0);
+        let loss = ((predicted - targets).square() * weights).sum() / scored;
         final_loss = loss.clone().into_scalar::<f32>();
         if !final_loss.is_finite() {
             return Err(RewardError::Backend(format!(
@@ -147,6 +148,7 @@ mod tests {
                 frames,
                 text: k,
                 kind,
+                unscored: 0,
             });
         }
         ProgressData {
@@ -207,6 +209,54 @@ mod tests {
         let voc = value_order_correlation(&control, &data, &report.holdout, cfg.window, shown);
         let voc = voc.unwrap();
         assert!(voc.abs() < 0.25, "the time-shuffled control's VOC is {voc}");
+    }
+
+    /// Mean |read − true| progress over the frames of `episodes`.
+    fn error(net: &ProgressNet, data: &ProgressData, episodes: &[usize], window: usize) -> f32 {
+        let mut total = (0.0, 0usize);
+        for &k in episodes {
+            let read = running_progress(net, data, k, window).unwrap();
+            for (t, r) in read.iter().enumerate() {
+                total.0 += (r - data.episodes[k].progress(t, data.dim)).abs();
+                total.1 += 1;
+            }
+        }
+        total.0 / total.1 as f32
+    }
+
+    #[test]
+    fn a_learners_failure_teaches_no_progress_only_where_it_drifts() {
+        // Each failure follows a demonstration of its instruction halfway,
+        // then wanders back near the start: its first half is a
+        // demonstration's way, its second half no progress.
+        let mut data = synthetic(6);
+        let dim = data.dim;
+        for k in 45..60 {
+            let (demo, text) = (&data.episodes[k - 45].frames, data.episodes[k - 45].text);
+            let half = demo.len() / dim / 2;
+            let mut frames = demo[..half * dim].to_vec();
+            let drift = &data.episodes[k].frames;
+            frames.extend_from_slice(&drift[..drift.len().min(half * dim)]);
+            data.episodes[k] = Episode {
+                frames,
+                text,
+                kind: EpisodeKind::Failure,
+                unscored: half,
+            };
+        }
+        let cfg = ProgressConfig {
+            failure: 0.3,
+            ..small()
+        };
+        let (net, report) = fit(&data, &cfg, |_, _| {}).unwrap();
+        let masked = error(&net, &data, &report.holdout, cfg.window);
+        let mut whole = data.clone();
+        whole.episodes.iter_mut().for_each(|e| e.unscored = 0);
+        let (net, report) = fit(&whole, &cfg, |_, _| {}).unwrap();
+        let unmasked = error(&net, &whole, &report.holdout, cfg.window);
+        // Labelled as no progress along their whole length, the failures
+        // contradict the demonstrations' own first halves.
+        assert!(masked < 0.85 * unmasked, "{masked} vs {unmasked}");
     }
 
     #[test]

@@ -172,6 +172,7 @@ mod tests {
                 frames: (0..5).flat_map(frame).collect(),
                 text: 0,
                 kind: EpisodeKind::Demo,
+                unscored: 0,
             }],
         };
         let read = running_progress(&model(2).net, &episode, 0, 3).unwrap();

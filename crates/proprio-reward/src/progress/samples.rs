@@ -14,7 +14,8 @@ use proprio::rand::seq::SliceRandom;
 pub enum EpisodeKind {
     /// A successful demonstration: progress `t / (T − 1)` at frame `t` of `T`.
     Demo,
-    /// A failed or random-action episode: progress 0 throughout.
+    /// A failed or random-action episode: progress 0 (from
+    /// [`Episode::unscored`] on).
     Failure,
 }
 
@@ -27,6 +28,11 @@ pub struct Episode {
     pub text: usize,
     /// A demonstration or a failure.
     pub kind: EpisodeKind,
+    /// Frames before this one carry no target: a learner's failure is only
+    /// known to be stalled or drifting once a demonstration would have
+    /// finished, and before that it may look like one on its way (0 for
+    /// demonstrations and random play).
+    pub unscored: usize,
 }
 
 impl Episode {
@@ -87,6 +93,8 @@ pub struct Window {
     pub text: usize,
     /// Progress targets, one a frame.
     pub targets: Vec<f32>,
+    /// Each target's weight in the loss: 0 where the frame carries none.
+    pub weights: Vec<f32>,
     /// How it was drawn.
     pub kind: WindowKind,
 }
@@ -203,7 +211,9 @@ impl ProgressData {
         kind: WindowKind,
         rng: &mut EnvRng,
     ) -> Window {
-        let end = rng.random_range(0..self.episodes[episode].len(self.dim));
+        let e = &self.episodes[episode];
+        let len = e.len(self.dim);
+        let end = rng.random_range(e.unscored.min(len - 1)..len);
         let frames: Vec<usize> = (end + 1 - real.min(end + 1)..=end).collect();
         self.window(episode, pad(&frames, window), kind)
     }
@@ -211,11 +221,16 @@ impl ProgressData {
     fn window(&self, episode: usize, frames: Vec<usize>, kind: WindowKind) -> Window {
         let e = &self.episodes[episode];
         let targets = frames.iter().map(|&t| e.progress(t, self.dim)).collect();
+        let weights = frames
+            .iter()
+            .map(|&t| if t < e.unscored { 0.0 } else { 1.0 })
+            .collect();
         Window {
             episode,
             frames,
             text: e.text,
             targets,
+            weights,
             kind,
         }
     }
@@ -232,31 +247,33 @@ pub fn pad(frames: &[usize], window: usize) -> Vec<usize> {
 }
 
 /// `windows` (all of one length `l`, see [`pad`]) as tensors: frames
-/// `[n, l, dim]`, instructions `[n, text_dim]` and targets `[n, l]`
-/// (0 where a window carries none).
+/// `[n, l, dim]`, instructions `[n, text_dim]`, targets and their weights
+/// `[n, l]` (0 where a window carries none).
 pub(super) fn batch(
     data: &ProgressData,
     windows: &[Window],
     device: &Device,
-) -> (Tensor<3>, Tensor<2>, Tensor<2>) {
+) -> (Tensor<3>, Tensor<2>, Tensor<2>, Tensor<2>) {
     let (n, dim) = (windows.len(), data.dim);
     let l = windows.first().map_or(1, |w| w.frames.len());
     debug_assert!(windows.iter().all(|w| w.frames.len() == l));
     let mut frames = Vec::with_capacity(n * l * dim);
     let mut texts = Vec::with_capacity(n * data.text_dim());
-    let mut targets = vec![0.0f32; n * l];
+    let (mut targets, mut weights) = (vec![0.0f32; n * l], vec![0.0f32; n * l]);
     for (i, w) in windows.iter().enumerate() {
         let episode = &data.episodes[w.episode].frames;
         for &t in &w.frames {
             frames.extend_from_slice(&episode[t * dim..(t + 1) * dim]);
         }
         targets[i * l..i * l + w.targets.len()].copy_from_slice(&w.targets);
+        weights[i * l..i * l + w.weights.len()].copy_from_slice(&w.weights);
         texts.extend_from_slice(&data.texts[w.text]);
     }
     (
         Tensor::from_data(TensorData::new(frames, [n, l, dim]), device),
         Tensor::from_data(TensorData::new(texts, [n, data.text_dim()]), device),
         Tensor::from_data(TensorData::new(targets, [n, l]), device),
+        Tensor::from_data(TensorData::new(weights, [n, l]), device),
     )
 }
 
@@ -270,6 +287,7 @@ mod tests {
             frames: (0..len * dim).map(|v| v as f32).collect(),
             text,
             kind: EpisodeKind::Demo,
+            unscored: 0,
         };
         ProgressData {
             dim,
@@ -279,6 +297,7 @@ mod tests {
                 demo(21, 1),
                 Episode {
                     kind: EpisodeKind::Failure,
+                    unscored: 10,
                     ..demo(25, 0)
                 },
             ],
@@ -301,6 +320,13 @@ mod tests {
             assert_eq!(w.frames.len(), 8);
             assert_eq!(w.frames.len(), w.targets.len());
             let e = &data.episodes[w.episode];
+            // Only a failure's frames before its `unscored` carry no target.
+            let scored: Vec<f32> = w
+                .frames
+                .iter()
+                .map(|&t| f32::from(t >= e.unscored))
+                .collect();
+            assert_eq!(w.weights, scored);
             let last = (e.len(2) - 1) as f32;
             match w.kind {
                 WindowKind::Forward => {
@@ -332,6 +358,7 @@ mod tests {
                     seen[3] += 1;
                     assert_eq!(e.kind, EpisodeKind::Failure);
                     assert!(w.targets.iter().all(|&y| y == 0.0));
+                    assert!(*w.frames.last().unwrap() >= 10, "it ends at a scored frame");
                 }
             }
         }

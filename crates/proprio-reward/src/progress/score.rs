@@ -53,13 +53,14 @@ fn read_along(
             frames: pad(&order[t + 1 - window.min(t + 1)..=t], window),
             text,
             targets: Vec::new(),
+            weights: Vec::new(),
             kind: WindowKind::Forward,
         })
         .collect();
     let device = net.devices()[0].clone();
     let mut out = Vec::with_capacity(windows.len());
     for chunk in windows.chunks(256) {
-        let (frames, texts, _) = batch(data, chunk, &device);
+        let (frames, texts, _, _) = batch(data, chunk, &device);
         let [n, l, _] = frames.dims();
         let values = net
             .forward(frames, texts)

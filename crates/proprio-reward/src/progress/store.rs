@@ -211,6 +211,7 @@ mod tests {
                 frames: (0..42).map(|v| (v as f32 * 0.37).sin()).collect(),
                 text: 0,
                 kind: EpisodeKind::Demo,
+                unscored: 0,
             }],
         };
         let a = running_progress(&model.net, &data, 0, 4).unwrap();

@@ -1,6 +1,7 @@
 //! Episodes as the frames a reward model reads: a pixel demonstrations
 //! file's kept episodes, and episodes of the same env stack played by
-//! random actions or by the scripted expert under heavy action noise (their
+//! random actions, by the scripted expert under heavy action noise or on
+//! its way to another episode's goal (their
 //! failures are what a progress model learns reads as none, and what it is
 //! judged against).
 
@@ -143,6 +144,61 @@ pub enum Player {
     /// A policy trained on the env's state (e.g. on a first progress
     /// model's reward): the states it drifts into, and what they truly are.
     Policy(Box<dyn proprio::Agent>),
+    /// The scripted expert's moves in another episode of the same stack
+    /// (its goal elsewhere), replayed here, then zero actions (holding, for
+    /// delta controllers) once that episode ends: an expert's way to the
+    /// wrong place, so that the arm's pose alone cannot read as progress.
+    Decoy,
+}
+
+/// The episodes a [`Player::Decoy`] takes its moves from: the expert plays
+/// them, env `i` of this stack guiding env `i` of the recorded one.
+struct Guide {
+    venv: Box<dyn proprio::VecEnv>,
+    expert: StateAgent,
+    /// Per env, whether its guide's episode has ended (the recorded env holds).
+    held: Vec<bool>,
+}
+
+impl Guide {
+    fn new(source: &EnvSource, options: VecOptions, seed: u64) -> Result<Self> {
+        let (mut venv, _) = base(source, DEMO_ENVS, options)?;
+        let expert = StateAgent::expert(source, venv.spec())?;
+        // Another stream of episodes: the same start, the goals elsewhere.
+        venv.reset(Some(seed ^ 0x00de_c0de), None)?;
+        Ok(Self {
+            venv,
+            expert,
+            held: vec![false; DEMO_ENVS],
+        })
+    }
+
+    /// The expert's moves in the guides (stepped with them), zero where a guide has ended.
+    fn moves(&mut self, actions: &mut [f32]) -> Result<()> {
+        self.expert.act(&self.venv.batch().obs, actions)?;
+        self.venv.step(actions)?;
+        let a = actions.len() / DEMO_ENVS;
+        let ended: Vec<bool> = (0..DEMO_ENVS).map(|i| self.venv.batch().done(i)).collect();
+        for (i, moves) in actions.chunks_exact_mut(a).enumerate() {
+            if self.held[i] {
+                moves.fill(0.0);
+            }
+            self.held[i] |= ended[i];
+        }
+        if ended.contains(&true) {
+            self.venv.reset_envs(&ended, None)?;
+        }
+        Ok(())
+    }
+
+    /// Recorded envs `finished` start again beside fresh guides.
+    fn restart(&mut self, finished: &[bool]) -> Result<()> {
+        for (held, &f) in self.held.iter_mut().zip(finished) {
+            *held &= !f;
+        }
+        self.venv.reset_envs(finished, None)?;
+        Ok(())
+    }
 }
 
 /// `episodes` finished episodes of `source`'s env stack (which renders the
@@ -166,10 +222,15 @@ pub fn rollout_frames(
             "frame rollouts need a box action space".into(),
         ));
     };
+    let mut guide = None;
     let (mut agent, noise) = match player {
         Player::Random => (None, 0.0),
         Player::NoisyExpert(noise) => (Some(StateAgent::expert(source, venv.spec())?), noise),
         Player::Policy(policy) => (Some(StateAgent::new(policy, source, venv.spec())?), 0.0),
+        Player::Decoy => {
+            guide = Some(Guide::new(source, options, seed)?);
+            (None, 0.0)
+        }
     };
     let (n, d, a) = (
         DEMO_ENVS,
@@ -183,14 +244,15 @@ pub fn rollout_frames(
     venv.reset(Some(seed), None)?;
     while done.len() < episodes {
         let obs = &venv.batch().obs;
-        match &mut agent {
-            Some(agent) => {
+        match (&mut agent, &mut guide) {
+            (_, Some(guide)) => guide.moves(&mut actions)?,
+            (Some(agent), None) => {
                 agent.act(obs, &mut actions)?;
                 if noise > 0.0 {
                     perturb(&mut actions, noise, low, high, &mut rng);
                 }
             }
-            None => {
+            (None, None) => {
                 for (k, y) in actions.iter_mut().enumerate() {
                     *y = low[k % a] + (high[k % a] - low[k % a]) * rng.random::<f32>();
                 }
@@ -216,6 +278,9 @@ pub fn rollout_frames(
         }
         if finished.contains(&true) {
             venv.reset_envs(&finished, None)?;
+            if let Some(guide) = &mut guide {
+                guide.restart(&finished)?;
+            }
         }
     }
     Ok(FrameEpisodes {
