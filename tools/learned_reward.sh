@@ -3,8 +3,8 @@
 # (docs/reward-models.md): demonstrations with images → an in-domain CLIP →
 # a progress model → PPO on the model's reward (no task reward) → the model
 # refitted with that policy's failed episodes → PPO again, ROUNDS times.
-#   [PROPRIO=bin] [ROUNDS=2] [DEMOS=60] [TOTAL_STEPS=n] [CAMERAS=front,hand]
-#   [CLIP_FRAMES=8192] [CLIP_STEPS=600] tools/learned_reward.sh TASK SEED OUT
+#   [PROPRIO=bin] [ROUNDS=2] [DEMOS=60] [TOTAL_STEPS=n] [CAMERAS=views]
+#   [CLIP_FRAMES=n] [CLIP_STEPS=n] tools/learned_reward.sh TASK SEED OUT
 # TASK is reach, push, pick or stack. The last round's run lands at OUT
 # (`proprio eval --checkpoint OUT` measures the task's true success); the
 # demonstrations, models and earlier rounds stay in OUT.pipeline/. A step
@@ -17,9 +17,13 @@ rounds=${ROUNDS:-2}
 demos=${DEMOS:-60}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be 1 or more, got '$rounds'" >&2; exit 2; }
 # The env config is the one the task's PPO recipe (tuned.json) sets, so the
-# demonstrations, the reward model and the policy see the same env.
+# demonstrations, the reward model and the policy see the same env. Reach
+# reads the two cameras on the gripper, which show it touch the ball (the
+# front view shows the ball as a few pixels), through a CLIP fitted longer.
+views=front,hand frames=8192 clip_steps=600
 case $task in
-  reach) env=manipulation/reach-v0 config='' instruction="touch the green ball with the gripper" ;;
+  reach) env=manipulation/reach-v0 config='' instruction="touch the green ball with the gripper"
+    views=hand,hand-side frames=12288 clip_steps=1000 ;;
   push) env=manipulation/push-cube-v0 config='' instruction="push the red cube onto the green target" ;;
   pick) env=manipulation/pick-cube-v0 config='{"control":"pd_ee_delta_pos","control_hz":10}'
     instruction="pick up the cube and hold it at the goal" ;;
@@ -36,8 +40,8 @@ else
 fi
 work=$out.pipeline
 mkdir -p "$work"
-cameras=${CAMERAS:-front,hand}
-clip_frames=${CLIP_FRAMES:-8192} clip_steps=${CLIP_STEPS:-600}
+cameras=${CAMERAS:-$views}
+clip_frames=${CLIP_FRAMES:-$frames} clip_steps=${CLIP_STEPS:-$clip_steps}
 steps=() config_args=()
 [ -n "$config" ] && config_args=(--config "$config")
 [ -n "${TOTAL_STEPS:-}" ] && steps=(--total-steps "$TOTAL_STEPS")

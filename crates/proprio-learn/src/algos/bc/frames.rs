@@ -201,8 +201,9 @@ impl Guide {
     }
 }
 
-/// `episodes` finished episodes of `source`'s env stack (which renders the
-/// frames) played by `player` from env streams of `seed`, successful or not.
+/// The first `episodes` episodes to start in `source`'s env stack (which
+/// renders the frames), played by `player` from env streams of `seed`,
+/// successful or not, in the order they finish.
 pub fn rollout_frames(
     source: &EnvSource,
     episodes: usize,
@@ -241,6 +242,10 @@ pub fn rollout_frames(
     let mut actions = vec![0.0f32; n * a];
     let mut running = vec![EpisodeFrames::default(); n];
     let mut done = Vec::new();
+    // The first `episodes` episodes to start, not the first to finish: a
+    // failure runs to the time limit, so those are mostly successes.
+    let mut recording: Vec<bool> = (0..n).map(|i| i < episodes).collect();
+    let mut started = n.min(episodes);
     venv.reset(Some(seed), None)?;
     while done.len() < episodes {
         let obs = &venv.batch().obs;
@@ -258,7 +263,11 @@ pub fn rollout_frames(
                 }
             }
         }
-        for (i, e) in running.iter_mut().enumerate() {
+        for (i, e) in running
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| recording[*i])
+        {
             let row = &obs[i * d..(i + 1) * d];
             if e.steps == 0 {
                 e.instruction = layout.instruction(row);
@@ -270,11 +279,13 @@ pub fn rollout_frames(
         let b = venv.batch();
         let finished: Vec<bool> = (0..n).map(|i| b.done(i)).collect();
         for i in (0..n).filter(|&i| finished[i]) {
-            let mut e = std::mem::take(&mut running[i]);
-            e.success = b.infos[i].get("success").unwrap_or(0.0) > 0.0;
-            if done.len() < episodes {
+            if recording[i] {
+                let mut e = std::mem::take(&mut running[i]);
+                e.success = b.infos[i].get("success").unwrap_or(0.0) > 0.0;
                 done.push(e);
             }
+            recording[i] = started < episodes;
+            started += usize::from(recording[i]);
         }
         if finished.contains(&true) {
             venv.reset_envs(&finished, None)?;
