@@ -4,7 +4,10 @@
 //! Each reads the state observation with the goal in it (layout in
 //! `docs/envs.md`) and gives `None` for another layout.
 
-use crate::measure::{PICK_RADIUS, PUSH_RADIUS};
+use crate::instruct::{self, INSTRUCTION_TOKENS, Instruction};
+use crate::measure::{PICK_RADIUS, PUSH_RADIUS, STACK_OFFSET};
+use crate::panda::{CUBE_COLOURS, CUBE_HALF};
+use glam::Vec3;
 
 /// Observation length of reach with the goal in the state.
 const REACH_OBS: usize = 32;
@@ -72,7 +75,8 @@ pub fn pick(obs: &[f32]) -> Option<String> {
 }
 
 /// Push: the red cube on the green target (its radius, in the table's
-/// plane), close to it (twice that), or the gripper's approach to it.
+/// plane), pushed close to it (5 cm of the 20 it starts away, so no start
+/// reads as close), or the gripper's approach to it.
 pub fn push(obs: &[f32]) -> Option<String> {
     if obs.len() != CUBE_OBS {
         return None;
@@ -80,7 +84,9 @@ pub fn push(obs: &[f32]) -> Option<String> {
     let to_goal = norm(&obs[CUBE_TO_GOAL..CUBE_TO_GOAL + 2]);
     Some(match to_goal {
         d if d < PUSH_RADIUS => "the red cube is on the green target".into(),
-        d if d < 2.0 * PUSH_RADIUS => "the red cube is close to the green target".into(),
+        d if d < crate::task::PUSH_DISTANCE - 0.05 => {
+            "the red cube is close to the green target".into()
+        }
         _ => approach(norm(&obs[TCP_TO_CUBE..TCP_TO_CUBE + 3]), "red cube"),
     })
 }
@@ -101,6 +107,53 @@ pub fn stack(obs: &[f32]) -> Option<String> {
         (_, true) => "the gripper holds the red cube away from the blue cube".into(),
         _ => approach(norm(&obs[TCP_TO_A..TCP_TO_A + 3]), "red cube"),
     })
+}
+
+/// Instruct: the stage of the episode's own instruction, on its named
+/// cubes and in their colours (so the words tie colours to cubes): the cube
+/// at the named side, resting on or held above the other cube, held up or
+/// held, or the gripper's approach to it. The instruction is read back from
+/// the observation's tokens; `None` for another layout.
+pub fn instruct(obs: &[f32]) -> Option<String> {
+    // The state holds the arm (26), each cube (13), the goal (3), the grasp
+    // flags and each cube from the TCP (3), then the instruction's tokens.
+    let cubes = (3..=CUBE_COLOURS.len()).find(|c| obs.len() == 29 + 17 * c + INSTRUCTION_TOKENS)?;
+    let (state, tokens) = obs.split_at(obs.len() - INSTRUCTION_TOKENS);
+    let instruction = instruct::vocabulary(cubes).read(tokens)?;
+    let position = |i: usize| Vec3::from_slice(&state[26 + 13 * i..]);
+    let grasped = |i: usize| state[29 + 13 * cubes + i] > 0.5;
+    let from_tcp = |i: usize| norm(&state[29 + 14 * cubes + 3 * i..][..3]);
+    let colour = |i: usize| CUBE_COLOURS[i].0;
+    let cube = instruction.cube();
+    let name = format!("{} cube", colour(cube));
+    let held = grasped(cube);
+    Some(match instruction {
+        Instruction::Push { side, .. } if instruct::pushed_to(position(cube), side) => {
+            format!("the {name} is at the {}", side.word())
+        }
+        Instruction::PutOn { on, .. } => {
+            let offset = position(cube) - position(on);
+            let resting = offset.with_z(0.0).length() <= STACK_OFFSET
+                && (offset.z - 2.0 * CUBE_HALF).abs() <= 0.01;
+            match (resting, held) {
+                (true, false) => format!("the {name} rests on the {} cube", colour(on)),
+                (_, true) if (offset - 2.0 * CUBE_HALF * Vec3::Z).length() < 0.05 => {
+                    format!("the gripper holds the {name} above the {} cube", colour(on))
+                }
+                _ => holding(held, position(cube), from_tcp(cube), &name),
+            }
+        }
+        _ => holding(held, position(cube), from_tcp(cube), &name),
+    })
+}
+
+/// The gripper holding the cube up (as a pick succeeds), holding it, or approaching it.
+fn holding(held: bool, position: Vec3, from_tcp: f32, name: &str) -> String {
+    match held {
+        true if instruct::lifted(position, true) => format!("the gripper holds the {name} up"),
+        true => format!("the gripper holds the {name}"),
+        false => approach(from_tcp, name),
+    }
 }
 
 #[cfg(test)]
@@ -152,10 +205,16 @@ mod tests {
         // 50 cm under the goal is on it for push (the goal lies on the table).
         let on = cube_obs([0.05, 0.0, 0.5], [0.3, 0.0, 0.0], false);
         assert_eq!(push(&on).unwrap(), "the red cube is on the green target");
-        let close = cube_obs([0.15, 0.0, 0.0], [0.3, 0.0, 0.0], false);
+        let close = cube_obs([0.14, 0.0, 0.0], [0.3, 0.0, 0.0], false);
         assert_eq!(
             push(&close).unwrap(),
             "the red cube is close to the green target"
+        );
+        // Where every episode starts (the goal 20 cm off) is not close yet.
+        let start = cube_obs([0.2 * 0.6, -0.2 * 0.8, 0.0], [0.3, 0.0, 0.0], false);
+        assert_eq!(
+            push(&start).unwrap(),
+            "the gripper is far from the red cube"
         );
         let away = cube_obs([0.5, 0.0, 0.0], [0.02, 0.0, 0.0], false);
         assert_eq!(push(&away).unwrap(), "the gripper touches the red cube");

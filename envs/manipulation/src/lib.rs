@@ -38,13 +38,14 @@ pub use scripted::Scripted;
 use proprio_core::Registry;
 use proprio_core::serde_json::Value;
 
-/// Registers the five manipulation tasks, their scripted policies, the single tasks' captions and old runs' physics.
+/// Registers the five manipulation tasks, their scripted policies, captions and old runs' physics.
 pub fn register(registry: &mut Registry) {
     proprio_core::family::register::<Manipulation>(registry);
     let _ = registry.register_caption(REACH.id, captions::reach);
     let _ = registry.register_caption(PUSH_CUBE.id, captions::push);
     let _ = registry.register_caption(PICK_CUBE.id, captions::pick);
     let _ = registry.register_caption(STACK_CUBE.id, captions::stack);
+    let _ = registry.register_caption(INSTRUCT.id, captions::instruct);
     for entry in [REACH, PUSH_CUBE, PICK_CUBE, STACK_CUBE] {
         let _ = registry.register_legacy(entry.id, rapier_before_the_kernel);
     }

@@ -1,12 +1,14 @@
 //! `manipulation/instruct-v0`: the scripted expert follows every template,
 //! on both physics and both splits; held-out combinations never reach
-//! training episodes; the observation holds CLIP's ids of the instruction.
+//! training episodes; the observation holds CLIP's ids of the instruction;
+//! the captions an in-domain CLIP learns from follow the instruction.
 
 #[path = "support/episodes.rs"]
 mod episodes;
 
 use proprio_core::serde_json::{Value, json};
-use proprio_core::{Registry, VecOptions};
+use proprio_core::{ActMode, AutoresetMode, Registry, VecOptions};
+use proprio_manipulation::CUBE_COLOURS;
 use proprio_manipulation::instruct::{self, INSTRUCTION_TOKENS, Instruction};
 use proprio_text::ClipTokenizer;
 
@@ -229,4 +231,77 @@ fn a_run_records_every_instruct_key() {
         (&config["cubes"], &config["split"], &config["dense_reward"]),
         (&json!(4), &json!("train"), &json!(false))
     );
+}
+
+/// The captions `fit-clip` learns instruct's frames from follow the
+/// episode's own instruction, in its colours: the scripted expert's
+/// approach, then at its success the template's last stage (the cube at the
+/// side, held up, or resting on the other cube), read from the real
+/// observation (so a wrong index into it fails here).
+#[test]
+fn instruct_captions_follow_the_instruction_to_its_success() {
+    let registry = Registry::with(proprio_manipulation::register);
+    let caption = registry.caption(ID).unwrap();
+    let options = VecOptions {
+        autoreset: AutoresetMode::SameStep,
+        threads: Some(2),
+        ..VecOptions::default()
+    };
+    let n = 24;
+    let mut venv = registry.make_vec(ID, n, &json!({}), options).unwrap();
+    let mut expert = registry.scripted(ID, venv.spec()).unwrap();
+    let mut actions = vec![0.0; n * venv.spec().action_space.flat_dim()];
+    venv.reset(Some(3), None).unwrap();
+    let first: Vec<String> = (0..n)
+        .map(|i| caption(venv.batch().obs(i)).unwrap())
+        .collect();
+    let vocabulary = instruct::vocabulary(3);
+    let mut ended = vec![false; n];
+    let mut successes = [0; 3];
+    while ended.contains(&false) {
+        expert
+            .act(&venv.batch().obs, &mut actions, ActMode::Deterministic)
+            .unwrap();
+        venv.step(&actions).unwrap();
+        let b = venv.batch();
+        let ending: Vec<usize> = (0..n).filter(|&i| !ended[i] && b.done(i)).collect();
+        for i in ending {
+            ended[i] = true;
+            let last = b.final_obs(i).unwrap();
+            let tokens = &last[last.len() - INSTRUCTION_TOKENS..];
+            let instruction = vocabulary.read(tokens).unwrap();
+            let colour = CUBE_COLOURS[instruction.cube()].0;
+            // At the start the gripper is away from the named cube.
+            assert!(
+                first[i].starts_with("the gripper is"),
+                "env {i}: {}",
+                first[i]
+            );
+            assert!(
+                first[i].ends_with(&format!("the {colour} cube")),
+                "{}",
+                first[i]
+            );
+            if b.final_infos[i].get("success") != Some(1.0) {
+                continue;
+            }
+            let expected = match instruction {
+                Instruction::Push { side, .. } => {
+                    format!("the {colour} cube is at the {}", side.word())
+                }
+                Instruction::PickUp { .. } => format!("the gripper holds the {colour} cube up"),
+                Instruction::PutOn { on, .. } => {
+                    format!("the {colour} cube rests on the {} cube", CUBE_COLOURS[on].0)
+                }
+            };
+            assert_eq!(caption(last).unwrap(), expected, "env {i}");
+            successes[instruction.template().0] += 1;
+        }
+    }
+    assert!(
+        successes.iter().all(|&s| s >= 3),
+        "successes per template: {successes:?}"
+    );
+    // Another layout (no instruction's tokens) has no caption.
+    assert_eq!(caption(&vec![0.0; venv.batch().obs(0).len()]), None);
 }
