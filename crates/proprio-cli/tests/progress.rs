@@ -165,3 +165,69 @@ fn fit_progress_refuses_demonstrations_without_images() {
     assert_one_line_error(&refused, "one image per observation");
     assert!(!dir.join("model").exists());
 }
+
+/// instruct-v0, whose episodes each draw an instruction: a progress model
+/// fitted under the training instructions, judged on held-out ones (listed
+/// as unseen), and paid with each env read under its own instruction.
+#[test]
+fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
+    let dir = Scratch::new("cli-progress-instruct");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let demos = "demos --env manipulation/instruct-v0 --obs rgb+state --camera front \
+                 --image-size 32 --per-instruction 1";
+    let Some(_) = rendered(demos, &["--seed", "1", "--out", &path("train.demos")]) else {
+        return;
+    };
+    let held = [
+        "--config",
+        "{\"split\":\"held_out\"}",
+        "--out",
+        &path("held.demos"),
+    ];
+    rendered(demos, &held).unwrap();
+    let clip = "reward-model fit-clip --env manipulation/instruct-v0 --camera front \
+                --image-size 32 --patch-size 8 --frames 64 --steps 3 --scripted 0.5";
+    rendered(clip, &["--out", &path("clip")]).unwrap();
+    let fit = ["--demos", &path("train.demos"), "--clip", &path("clip")];
+    let fit_words = "reward-model fit-progress --failures 2 --decoys 0 --steps 4";
+    let out = ["--out", &path("progress")];
+    let summary = json(&rendered(fit_words, &[&fit[..], &out].concat()).unwrap());
+    // Every training instruction of 3 cubes: 9 pushes, 2 picks, 3 puts.
+    assert_eq!(
+        summary["instructions"].as_array().unwrap().len(),
+        14,
+        "{summary}"
+    );
+    let eval = "reward-model eval --failures 2 --near-misses 0 --decoys 0";
+    let report = json(
+        &rendered(
+            eval,
+            &["--model", &path("progress"), "--demos", &path("held.demos")],
+        )
+        .unwrap(),
+    );
+    assert_eq!(
+        report["unseen_instructions"].as_array().unwrap().len(),
+        7,
+        "{report}"
+    );
+    let reward = dir.join("reward.toml");
+    let toml = format!(
+        "kind = \"progress\"\nmodel = \"{}\"\ncamera = \"front\"\nshaping = \"progress\"\n",
+        path("progress")
+    );
+    std::fs::write(&reward, toml).unwrap();
+    let train = "train --env manipulation/instruct-v0 --algo ppo --total-steps 64 \
+                 --set num_envs=4 --set num_steps=16 --set eval_episodes=2";
+    rendered(
+        train,
+        &["--reward", reward.to_str().unwrap(), "--out", &path("run")],
+    )
+    .unwrap();
+    let report = json(&rendered("eval --episodes 2 --json --checkpoint", &[&path("run")]).unwrap());
+    for r in report["model_returns"].as_array().unwrap() {
+        // Paid its progress each step, an episode's model return is at most its length.
+        let r = r.as_f64().unwrap();
+        assert!((0.0..=150.0).contains(&r), "{report}");
+    }
+}

@@ -126,6 +126,26 @@ impl Space {
         out
     }
 
+    /// Flat columns of every token part (an instruction's ids), in order.
+    pub fn token_parts(&self) -> Vec<std::ops::Range<usize>> {
+        fn walk(space: &Space, at: &mut usize, out: &mut Vec<std::ops::Range<usize>>) {
+            match space {
+                Space::Tuple { spaces } => spaces.iter().for_each(|s| walk(s, at, out)),
+                Space::Dict { spaces } => spaces.iter().for_each(|(_, s)| walk(s, at, out)),
+                other => {
+                    let dim = other.flat_dim();
+                    if matches!(other, Space::Tokens { .. }) {
+                        out.push(*at..*at + dim);
+                    }
+                    *at += dim;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut 0, &mut out);
+        out
+    }
+
     /// True for spaces whose components are whole numbers.
     pub fn is_integral(&self) -> bool {
         !matches!(self, Self::Box { .. })
@@ -563,5 +583,24 @@ mod tests {
         let json = serde_json::to_value(cartpole_obs()).unwrap();
         assert_eq!(json["high"][1], "inf");
         assert_eq!(json["low"][1], "-inf");
+    }
+
+    #[test]
+    fn token_parts_are_found_inside_dicts_and_tuples() {
+        let tokens = |max_len| Space::Tokens { vocab: 9, max_len };
+        let space = Space::Dict {
+            spaces: vec![
+                ("state".into(), cartpole_obs()),
+                ("instruction".into(), tokens(5)),
+                (
+                    "more".into(),
+                    Space::Tuple {
+                        spaces: vec![Space::discrete(2), tokens(3)],
+                    },
+                ),
+            ],
+        };
+        assert_eq!(space.token_parts(), vec![4..9, 10..13]);
+        assert!(cartpole_obs().token_parts().is_empty());
     }
 }

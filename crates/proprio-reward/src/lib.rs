@@ -15,6 +15,7 @@ pub mod clip;
 mod config;
 mod error;
 pub mod fit;
+mod instructions;
 mod make;
 pub mod preference;
 pub mod progress;

@@ -63,10 +63,12 @@ pub fn reward_head(
             let dir = config.model_dir()?;
             let model = ProgressModel::load(&dir)?;
             model.check_clip(clip, &config.clip_dir()?)?;
-            // `load` refuses a model without instructions.
+            // `load` refuses a model without instructions. Without one named,
+            // an env that carries its own is read under it, others under the model's first.
+            let own = instruction.is_none();
             let instruction = instruction.as_deref().unwrap_or(&model.instructions[0]);
             let text = clip.embed_texts(&[instruction])?.values;
-            Box::new(ProgressHead::new(model, text, *shaping, num_envs)?)
+            Box::new(ProgressHead::new(model, text, own, *shaping, num_envs)?)
         }
         RewardKind::Preference {
             labeller,

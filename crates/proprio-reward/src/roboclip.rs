@@ -163,6 +163,7 @@ mod tests {
             task: &task,
             pixels: &[],
             side: 0,
+            instructions: None,
         };
         head.rewards(&step, out).unwrap();
     }

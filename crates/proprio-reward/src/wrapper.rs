@@ -4,6 +4,7 @@
 //! stays in each step's info (`task_reward`), and its success key is untouched.
 
 use crate::clip::{ClipModel, Embeddings};
+use crate::instructions::Instructions;
 use crate::{Result, RewardError};
 use proprio::render::{FrameClient, FrameSource, Frames};
 use proprio::{AutoresetMode, Batch, EnvSpec, Error, Phase, ResetOptions, Scene, State, VecEnv};
@@ -37,6 +38,9 @@ pub struct StepFrames<'a> {
     pub pixels: &'a [u8],
     /// Side of the square frames, pixels.
     pub side: usize,
+    /// For an env whose observations carry an instruction: the embeddings of
+    /// every instruction seen so far and, per env of `envs`, its own's row.
+    pub instructions: Option<(&'a Embeddings, &'a [usize])>,
 }
 
 /// Turns a batch of frame embeddings into model rewards.
@@ -137,6 +141,7 @@ pub struct ModelReward<V> {
     camera: String,
     pictures: Frames,
     pixels: Vec<u8>,
+    instructions: Option<Instructions>,
     resetting: Vec<bool>,
     stepped: Vec<usize>,
     done: Vec<bool>,
@@ -168,6 +173,7 @@ impl<V: VecEnv> ModelReward<V> {
             ));
         }
         let n = inner.num_envs();
+        let instructions = Instructions::new(&inner.spec().observation_space);
         let side = clip.config().vision_config.image_size as u32;
         let frames = source
             .attach(side)
@@ -181,6 +187,7 @@ impl<V: VecEnv> ModelReward<V> {
             camera: camera.into(),
             pictures: Frames::default(),
             pixels: Vec::new(),
+            instructions,
             resetting: vec![false; n],
             stepped: Vec::with_capacity(n),
             done: Vec::with_capacity(n),
@@ -238,6 +245,12 @@ impl<V: VecEnv> ModelReward<V> {
         } else {
             &all
         };
+        if let Some(instructions) = self.instructions.as_mut() {
+            let batch = self.inner.batch();
+            instructions
+                .read(&self.clip, &batch.obs, batch.obs_dim, envs)
+                .map_err(|e| Error::Backend(e.to_string()))?;
+        }
         self.scores.resize(count, 0.0);
         self.task.clear();
         let batch = self.inner.batch_mut();
@@ -250,6 +263,7 @@ impl<V: VecEnv> ModelReward<V> {
             task: &self.task,
             pixels: &self.pixels,
             side,
+            instructions: self.instructions.as_ref().map(Instructions::last),
         };
         self.head
             .lock()

@@ -59,6 +59,11 @@ pub struct FitProgressArgs {
     /// Frames the model reads, the newest last.
     #[arg(long, default_value_t = ProgressConfig::default().window)]
     window: usize,
+    /// Share of each batch that is demonstrations under another of the
+    /// data's instructions, read as no progress (ties the reading to the
+    /// instruction; 0 lets the model read progress from the frames alone).
+    #[arg(long, default_value_t = ProgressConfig::default().mismatch)]
+    mismatch: f64,
     /// Fit the time-shuffled control instead (demonstrations' frames shuffled
     /// in time, no failures): a model that can learn no order, for `eval`.
     #[arg(long)]
@@ -106,6 +111,7 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
     let cfg = ProgressConfig {
         steps: args.steps,
         window: args.window,
+        mismatch: args.mismatch,
         seed: args.seed,
         ..ProgressConfig::default()
     };

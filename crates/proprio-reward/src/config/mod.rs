@@ -46,7 +46,8 @@ pub enum RewardKind {
     /// Every step: a progress model's reading of the env's last frames
     /// under the instruction (`model` is a `fit-progress` directory).
     Progress {
-        /// The task's instruction (default: the first the model was fitted under).
+        /// The task's instruction (default: each env's own where its
+        /// observation carries one, else the first the model was fitted under).
         instruction: Option<String>,
         /// What each step pays of the progress read.
         shaping: Shaping,

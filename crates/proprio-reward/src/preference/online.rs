@@ -304,6 +304,7 @@ mod tests {
                 task: &task,
                 pixels: &[],
                 side: 0,
+                instructions: None,
             };
             head.rewards(&step, &mut out).unwrap();
             if t < 199 && head.labels() == 0 {
@@ -323,6 +324,7 @@ mod tests {
             task: &[0.0; 2],
             pixels: &[],
             side: 0,
+            instructions: None,
         };
         head.rewards(&step, &mut out).unwrap();
         assert!(
@@ -394,6 +396,7 @@ mod tests {
                 task: &[0.0; 2],
                 pixels: &pixels,
                 side: 2,
+                instructions: None,
             };
             head.rewards(&step, &mut out).unwrap();
         }

@@ -1,6 +1,7 @@
 //! A progress model as a reward head: each env's last frames (its views'
-//! embeddings side by side) read under the task's instruction, every
-//! stepped env in one forward pass; it pays the progress or its increase.
+//! embeddings side by side) read under the task's instruction (or each
+//! env's own, for an env whose observations carry one), every stepped env
+//! in one forward pass; it pays the progress or its increase.
 
 use super::{ProgressModel, ProgressNet};
 use crate::config::Shaping;
@@ -15,6 +16,8 @@ pub struct ProgressHead {
     window: usize,
     dim: usize,
     text: Vec<f32>,
+    /// Whether an env's own instruction, where its observation carries one, replaces `text`.
+    own_instructions: bool,
     shaping: Shaping,
     /// Per env, its episode's newest frames, oldest first (at most `window`; rows reused).
     frames: Vec<VecDeque<Vec<f32>>>,
@@ -23,10 +26,13 @@ pub struct ProgressHead {
 }
 
 impl ProgressHead {
-    /// `model` reading `num_envs` envs under the instruction embedded as `text`.
+    /// `model` reading `num_envs` envs under the instruction embedded as
+    /// `text`, or, with `own_instructions`, under each env's own where its
+    /// observation carries one.
     pub fn new(
         model: ProgressModel,
         text: Vec<f32>,
+        own_instructions: bool,
         shaping: Shaping,
         num_envs: usize,
     ) -> Result<Self> {
@@ -42,6 +48,7 @@ impl ProgressHead {
             window: model.config.window,
             dim: model.dim,
             text,
+            own_instructions,
             shaping,
             frames: vec![VecDeque::new(); num_envs],
             last: vec![0.0; num_envs],
@@ -82,7 +89,21 @@ impl RewardHead for ProgressHead {
         }
         let device = Device::flex();
         let frames = Tensor::<3>::from_data(TensorData::new(batch, [count, window, dim]), &device);
-        let texts: Vec<f32> = (0..count).flat_map(|_| self.text.iter().copied()).collect();
+        let own = step.instructions.filter(|_| self.own_instructions);
+        if let Some((embedded, _)) = own.filter(|(e, _)| e.dim != self.text.len()) {
+            return Err(RewardError::Input(format!(
+                "the env's instructions embed to {} values; the progress model reads {}",
+                embedded.dim,
+                self.text.len()
+            )));
+        }
+        let texts: Vec<f32> = (0..count)
+            .flat_map(|k| match own {
+                Some((embedded, rows)) => embedded.row(rows[k]),
+                None => &self.text,
+            })
+            .copied()
+            .collect();
         let texts =
             Tensor::<2>::from_data(TensorData::new(texts, [count, self.text.len()]), &device);
         let progress = self
@@ -140,6 +161,7 @@ mod tests {
             task: &[0.0; 2],
             pixels: &[],
             side: 0,
+            instructions: None,
         }
     }
 
@@ -152,7 +174,8 @@ mod tests {
     #[test]
     fn it_pays_each_envs_progress_increase_as_the_model_reads_its_episode() {
         let text = vec![0.6, -0.8];
-        let mut head = ProgressHead::new(model(2), text.clone(), Shaping::Increase, 2).unwrap();
+        let mut head =
+            ProgressHead::new(model(2), text.clone(), false, Shaping::Increase, 2).unwrap();
         // Env 1 runs episode frames 0..5 (env 0 the same reversed, stepped beside it).
         let mut paid = Vec::new();
         for t in 0..5 {
@@ -199,7 +222,8 @@ mod tests {
 
     #[test]
     fn a_camera_with_the_wrong_views_is_refused() {
-        let mut head = ProgressHead::new(model(2), vec![1.0, 0.0], Shaping::Progress, 1).unwrap();
+        let mut head =
+            ProgressHead::new(model(2), vec![1.0, 0.0], false, Shaping::Progress, 1).unwrap();
         let views = Embeddings {
             dim: 2,
             values: vec![1.0, 0.0],
@@ -209,6 +233,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("1 views"), "{error}");
-        assert!(ProgressHead::new(model(1), vec![1.0], Shaping::Progress, 1).is_err());
+        assert!(ProgressHead::new(model(1), vec![1.0], false, Shaping::Progress, 1).is_err());
+    }
+
+    #[test]
+    fn each_env_is_read_under_its_own_instruction_where_it_carries_one() {
+        let texts = Embeddings {
+            dim: 2,
+            values: vec![0.6, -0.8, -1.0, 0.0],
+        };
+        let (a, b) = (frame(2), frame(3));
+        let views = Embeddings {
+            dim: 2,
+            values: [&a[..2], &b[..2], &a[2..], &b[2..]].concat(),
+        };
+        let read = |text: &[f32], own: bool| {
+            let mut head =
+                ProgressHead::new(model(2), text.to_vec(), own, Shaping::Progress, 2).unwrap();
+            let mut step = step(&views, &[0, 1], &[false; 2]);
+            step.instructions = Some((&texts, &[1, 0]));
+            let mut out = [0.0; 2];
+            head.rewards(&step, &mut out).unwrap();
+            out
+        };
+        let (first, second) = (read(texts.row(0), false), read(texts.row(1), false));
+        assert_ne!(
+            first, second,
+            "the instruction changes what the model reads"
+        );
+        // Env 0 carries the second instruction, env 1 the first; the default text is ignored.
+        assert_eq!(read(&[0.0, 1.0], true), [second[0], first[1]]);
+        // Without `own_instructions` the configured text holds for every env.
+        assert_eq!(read(texts.row(0), false), first);
     }
 }
