@@ -3,8 +3,9 @@
 # (docs/reward-models.md): demonstrations with images → an in-domain CLIP →
 # a progress model → PPO on the model's reward (no task reward) → the model
 # refitted with that policy's failed episodes → PPO again, ROUNDS times.
-#   [PROPRIO=bin] [ROUNDS=2] [DEMOS=60] [TOTAL_STEPS=n] [CAMERAS=views]
-#   [CLIP_FRAMES=n] [CLIP_STEPS=n] tools/learned_reward.sh TASK SEED OUT
+#   [PROPRIO=bin] [ROUNDS=1] [DEMOS=60] [TOTAL_STEPS=n] [CAMERAS=views]
+#   [CLIP_FRAMES=n] [CLIP_STEPS=n] [SHAPING=progress|increase] [OFFSET=x]
+#   tools/learned_reward.sh TASK SEED OUT
 # TASK is reach, push, pick or stack. The last round's run lands at OUT
 # (`proprio eval --checkpoint OUT` measures the task's true success); the
 # demonstrations, models and earlier rounds stay in OUT.pipeline/. A step
@@ -13,7 +14,13 @@ set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: tools/learned_reward.sh TASK SEED OUT (TASK: reach, push, pick or stack)" >&2; exit 2; }
 task=$1 seed=$2 out=$3
 [[ $seed =~ ^[0-9]+$ ]] || { echo "SEED must be a whole number, got '$seed'" >&2; exit 2; }
-rounds=${ROUNDS:-2}
+rounds=${ROUNDS:-1}
+# What each step pays: the progress read minus 1 (ReWiND's per-step reward
+# turned into a cost, like the tasks' own "−1 per step": the env's success
+# termination then ends the cost), or its increase (a potential difference).
+shaping=${SHAPING:-progress} offset=${OFFSET:--1}
+[[ $shaping =~ ^(progress|increase)$ ]] || { echo "SHAPING must be progress or increase, got '$shaping'" >&2; exit 2; }
+[[ $offset =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || { echo "OFFSET must be a number, got '$offset'" >&2; exit 2; }
 demos=${DEMOS:-60}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be 1 or more, got '$rounds'" >&2; exit 2; }
 # The env config is the one the task's PPO recipe (tuned.json) sets, so the
@@ -66,8 +73,8 @@ for ((round = 0; round < rounds; round++)); do
   model=$work/progress$round
   step "$model" "$proprio" reward-model fit-progress --demos "$work/train.demos" --clip "$work/clip" \
     --instruction "$instruction" --seed "$seed" "${policies[@]}"
-  printf 'kind = "progress"\nmodel = "%s"\ncamera = "%s"\n' "$(realpath "$model")" "$cameras" \
-    >"$work/reward$round.toml"
+  printf 'kind = "progress"\nmodel = "%s"\ncamera = "%s"\nshaping = "%s"\noffset = %s\n' \
+    "$(realpath "$model")" "$cameras" "$shaping" "$offset" >"$work/reward$round.toml"
   run=$work/rl$round
   [ $((round + 1)) -eq "$rounds" ] && run=$out
   step "$run" "$proprio" train --env "$env" --reward "$work/reward$round.toml" --seed "$seed" \
