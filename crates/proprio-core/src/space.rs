@@ -9,6 +9,8 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod columns;
+
 /// The shape and range of observations or actions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -103,47 +105,6 @@ impl Space {
             Self::Tuple { spaces } => spaces.iter().map(Space::flat_dim).sum(),
             Self::Dict { spaces } => spaces.iter().map(|(_, s)| s.flat_dim()).sum(),
         }
-    }
-
-    /// Indices of the flat components observation normalisation touches:
-    /// all but image pixels (the network scales them) and token ids (an
-    /// embedding reads them).
-    pub fn normalized_components(&self) -> Vec<usize> {
-        fn walk(space: &Space, at: &mut usize, out: &mut Vec<usize>) {
-            match space {
-                Space::Image { .. } | Space::Tokens { .. } => *at += space.flat_dim(),
-                Space::Tuple { spaces } => spaces.iter().for_each(|s| walk(s, at, out)),
-                Space::Dict { spaces } => spaces.iter().for_each(|(_, s)| walk(s, at, out)),
-                other => {
-                    let dim = other.flat_dim();
-                    out.extend(*at..*at + dim);
-                    *at += dim;
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(self, &mut 0, &mut out);
-        out
-    }
-
-    /// Flat columns of every token part (an instruction's ids), in order.
-    pub fn token_parts(&self) -> Vec<std::ops::Range<usize>> {
-        fn walk(space: &Space, at: &mut usize, out: &mut Vec<std::ops::Range<usize>>) {
-            match space {
-                Space::Tuple { spaces } => spaces.iter().for_each(|s| walk(s, at, out)),
-                Space::Dict { spaces } => spaces.iter().for_each(|(_, s)| walk(s, at, out)),
-                other => {
-                    let dim = other.flat_dim();
-                    if matches!(other, Space::Tokens { .. }) {
-                        out.push(*at..*at + dim);
-                    }
-                    *at += dim;
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(self, &mut 0, &mut out);
-        out
     }
 
     /// True for spaces whose components are whole numbers.
@@ -583,24 +544,5 @@ mod tests {
         let json = serde_json::to_value(cartpole_obs()).unwrap();
         assert_eq!(json["high"][1], "inf");
         assert_eq!(json["low"][1], "-inf");
-    }
-
-    #[test]
-    fn token_parts_are_found_inside_dicts_and_tuples() {
-        let tokens = |max_len| Space::Tokens { vocab: 9, max_len };
-        let space = Space::Dict {
-            spaces: vec![
-                ("state".into(), cartpole_obs()),
-                ("instruction".into(), tokens(5)),
-                (
-                    "more".into(),
-                    Space::Tuple {
-                        spaces: vec![Space::discrete(2), tokens(3)],
-                    },
-                ),
-            ],
-        };
-        assert_eq!(space.token_parts(), vec![4..9, 10..13]);
-        assert!(cartpole_obs().token_parts().is_empty());
     }
 }
