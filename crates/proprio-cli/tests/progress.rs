@@ -117,6 +117,11 @@ fn a_progress_model_is_fitted_judged_and_paid_as_a_reward() {
         let r = r.as_f64().unwrap();
         assert!((0.0..=1.0).contains(&r), "{report}");
     }
+    // Filmed paid as it was trained: the model's reward, the task's beside it.
+    let gif = path("run.gif");
+    let film = "record --image-size 32 --max-steps 3 --checkpoint";
+    let said = rendered(film, &[&path("run"), "--out", &gif]).unwrap();
+    assert!(String::from_utf8_lossy(&said.stdout).contains("4 frames"));
     // Refitted with that run's policy playing (named twice, as a second
     // round names the first's run too): its failed episodes join the failures.
     let refit = [

@@ -6,7 +6,8 @@ use crate::base::error::{LearnError, Result};
 use crate::policy::Policy;
 use crate::video::{GifVideo, annotate, tile};
 use proprio::render::{Frames, RenderConfig, Renderer};
-use proprio::{ActMode, Agent, AutoresetMode, Scene, Space, VecEnv, VecOptions};
+use proprio::{ActMode, Agent, AutoresetMode, Info, Scene, VecEnv, VecOptions};
+use proprio_reward::TASK_REWARD;
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -61,8 +62,43 @@ struct Cell {
     step: usize,
     reward: f32,
     episode_return: f64,
+    /// The task's own reward and return, where a reward model pays the policy instead.
+    task: Option<(f32, f64)>,
     success: Option<bool>,
     still: Option<Vec<u8>>,
+}
+
+impl Cell {
+    /// Counts a step that paid `reward` and reported `info`.
+    fn observe(&mut self, reward: f32, info: &Info) {
+        self.step += 1;
+        self.reward = reward;
+        self.episode_return += f64::from(reward);
+        if let Some(task) = info.get(TASK_REWARD) {
+            let (_, task_return) = self.task.unwrap_or_default();
+            self.task = Some((task as f32, task_return + task));
+        }
+        self.success = info.get("success").map(|s| s > 0.0);
+    }
+
+    /// The counters written on the picture, of `episodes` episodes in all.
+    fn lines(&self, episodes: usize) -> Vec<String> {
+        let mut lines = vec![
+            format!(
+                "ep {}/{episodes} step {}",
+                (self.episode + 1).min(episodes),
+                self.step
+            ),
+            format!("r {:+.2} R {:.1}", self.reward, self.episode_return),
+        ];
+        if let Some((reward, episode_return)) = self.task {
+            lines.push(format!("task r {reward:+.2} R {episode_return:.1}"));
+        }
+        if let Some(success) = self.success {
+            lines.push(if success { "success" } else { "no success yet" }.into());
+        }
+        lines
+    }
 }
 
 /// Records `options.episodes` episodes of every env of `venv` (built with
@@ -108,10 +144,7 @@ pub fn record(
         venv.step(&actions)?;
         let batch = venv.batch();
         for (i, cell) in cells.iter_mut().enumerate() {
-            cell.step += 1;
-            cell.reward = batch.reward[i];
-            cell.episode_return += f64::from(batch.reward[i]);
-            cell.success = batch.infos[i].get("success").map(|s| s > 0.0);
+            cell.observe(batch.reward[i], &batch.infos[i]);
             finished[i] = batch.done(i) || cell.step >= options.max_steps;
         }
         recorder.push(venv, &cells)?;
@@ -136,33 +169,18 @@ pub fn record(
 }
 
 /// Records a trained policy acting deterministically on the envs it was
-/// trained on (observing what it observed in training).
+/// trained on, observing what it observed and paid what it was paid in
+/// training (a reward model's reward, with the task's written beside it).
 pub fn record_policy(policy: &mut Policy, options: &RecordOptions, out: &Path) -> Result<usize> {
     let env = policy.env().clone();
-    let mut venv = proprio::make_vec_observed(
-        &env.id,
-        options.num_envs(),
-        &env.config,
-        VecOptions {
-            backend: env.backend,
-            ..RecordOptions::vec_options()
-        },
-        &env.obs,
-    )?;
-    let space = venv.spec().action_space.clone();
+    let vec_options = VecOptions {
+        backend: env.backend,
+        ..RecordOptions::vec_options()
+    };
+    let (mut venv, _) = crate::env::base(&env, options.num_envs(), vec_options)?;
     record(
         venv.as_mut(),
-        &mut |obs: &[f32], actions: &mut [f32], mode: ActMode| {
-            policy.act(obs, actions, mode)?;
-            if let Space::Box { low, high } = &space {
-                for row in actions.chunks_exact_mut(low.len()) {
-                    for ((a, lo), hi) in row.iter_mut().zip(low).zip(high) {
-                        *a = a.clamp(*lo, *hi);
-                    }
-                }
-            }
-            Ok(())
-        },
+        &mut |obs: &[f32], actions: &mut [f32], mode: ActMode| policy.act(obs, actions, mode),
         options,
         out,
     )
@@ -206,22 +224,39 @@ impl Recorder<'_> {
         if !self.options.overlay {
             return Ok(picture);
         }
-        let episodes = self.options.episodes;
-        let mut lines = vec![
-            format!(
-                "ep {}/{episodes} step {}",
-                (cell.episode + 1).min(episodes),
-                cell.step
-            ),
-            format!("r {:+.2} R {:.1}", cell.reward, cell.episode_return),
-        ];
-        if let Some(success) = cell.success {
-            lines.push(if success { "success" } else { "no success yet" }.into());
-        }
+        let mut lines = cell.lines(self.options.episodes);
         // What the env says about itself: an instruction, a puzzle's question.
         lines.extend(self.scenes[i].text.iter().cloned());
         let (w, h) = (self.frames.width, self.frames.height);
         annotate(&mut picture, w, h, &lines)?;
         Ok(picture)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reward_models_run_shows_what_it_was_paid_and_the_tasks_reward_beside_it() {
+        let mut cell = Cell::default();
+        let mut info = Info::default();
+        info.set("success", 0.0);
+        cell.observe(0.5, &info);
+        assert_eq!(
+            cell.lines(1),
+            ["ep 1/1 step 1", "r +0.50 R 0.5", "no success yet"]
+        );
+        // Under a reward model the task's reward comes as an info; both add up.
+        let mut paid = Cell::default();
+        info.set(TASK_REWARD, -1.0);
+        paid.observe(-0.25, &info);
+        info.set(TASK_REWARD, -0.5);
+        info.set("success", 1.0);
+        paid.observe(-0.5, &info);
+        let lines = paid.lines(2);
+        assert_eq!(lines[1], "r -0.50 R -0.8");
+        assert_eq!(lines[2], "task r -0.50 R -1.5");
+        assert_eq!(lines[3], "success");
     }
 }
