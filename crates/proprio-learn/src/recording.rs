@@ -178,12 +178,7 @@ pub fn record_policy(policy: &mut Policy, options: &RecordOptions, out: &Path) -
         ..RecordOptions::vec_options()
     };
     let (mut venv, _) = crate::env::base(&env, options.num_envs(), vec_options)?;
-    record(
-        venv.as_mut(),
-        &mut |obs: &[f32], actions: &mut [f32], mode: ActMode| policy.act(obs, actions, mode),
-        options,
-        out,
-    )
+    record(venv.as_mut(), policy, options, out)
 }
 
 /// Renders the batch and appends one grid frame to the video.
