@@ -64,6 +64,11 @@ pub struct FitProgressArgs {
     /// instruction; 0 lets the model read progress from the frames alone).
     #[arg(long, default_value_t = ProgressConfig::default().mismatch)]
     mismatch: f64,
+    /// Share of each batch that is a demonstration's frames in a random
+    /// order, each read as its own progress (progress from what a frame
+    /// shows; raises the VOC of frames shown shuffled).
+    #[arg(long, default_value_t = ProgressConfig::default().scramble)]
+    scramble: f64,
     /// Fit the time-shuffled control instead (demonstrations' frames shuffled
     /// in time, no failures): a model that can learn no order, for `eval`.
     #[arg(long)]
@@ -112,6 +117,7 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         steps: args.steps,
         window: args.window,
         mismatch: args.mismatch,
+        scramble: args.scramble,
         seed: args.seed,
         ..ProgressConfig::default()
     };

@@ -59,7 +59,7 @@ pub fn fit(
         ProgressNet::new(cfg, data.dim, data.text_dim(), &device)
     });
     let mut optim = AdamConfig::new().init();
-    let shares = (cfg.rewind, cfg.mismatch, cfg.failure);
+    let shares = cfg.shares();
     let mut final_loss = f32::NAN;
     for step in 0..cfg.steps {
         let windows: Vec<Window> = (0..cfg.batch)

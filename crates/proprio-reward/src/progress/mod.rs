@@ -14,7 +14,7 @@ mod store;
 
 pub use fit::{FitReport, fit};
 pub use head::ProgressHead;
-pub use samples::{Episode, EpisodeKind, ProgressData, Window, WindowKind};
+pub use samples::{Episode, EpisodeKind, ProgressData, Shares, Window, WindowKind};
 pub use score::{Presentation, Ranking, running_progress, spearman, value_order_correlation};
 pub use store::{CLIP_SUBDIR, ProgressModel};
 
@@ -51,6 +51,11 @@ pub struct ProgressConfig {
     pub mismatch: f64,
     /// Share of each batch that is failed episodes (when there are some).
     pub failure: f64,
+    /// Share of each batch that is a demonstration's frames in a random
+    /// order, each read as its own progress (GVL's shuffled presentation:
+    /// progress read from what a frame shows, not from the frames before it).
+    #[serde(default)]
+    pub scramble: f64,
     /// Seed of the initial weights and the windows drawn.
     pub seed: u64,
 }
@@ -69,6 +74,7 @@ impl Default for ProgressConfig {
             rewind: 0.2,
             mismatch: 0.15,
             failure: 0.15,
+            scramble: 0.0,
             seed: 1,
         }
     }
@@ -95,16 +101,29 @@ impl ProgressConfig {
                 self.learning_rate
             ));
         }
-        let shares = [self.holdout, self.rewind, self.mismatch, self.failure];
-        if shares.iter().any(|s| !(0.0..1.0).contains(s))
-            || self.rewind + self.mismatch + self.failure >= 1.0
+        let drawn = [self.rewind, self.mismatch, self.failure, self.scramble];
+        if drawn
+            .iter()
+            .chain([&self.holdout])
+            .any(|s| !(0.0..1.0).contains(s))
+            || drawn.iter().sum::<f64>() >= 1.0
         {
             return Err(
-                "holdout, rewind, mismatch and failure lie in [0, 1) and the last three add up to less than 1"
+                "holdout, rewind, mismatch, failure and scramble lie in [0, 1) and the last four add up to less than 1"
                     .into(),
             );
         }
         Ok(())
+    }
+
+    /// The shares of a batch's windows drawn as each augmentation.
+    pub fn shares(&self) -> Shares {
+        Shares {
+            rewind: self.rewind,
+            mismatch: self.mismatch,
+            failure: self.failure,
+            scramble: self.scramble,
+        }
     }
 }
 

@@ -79,6 +79,21 @@ pub enum WindowKind {
     Mismatched,
     /// A failed episode's frames (progress 0).
     Failed,
+    /// A demonstration's frames in a random order, each its own progress.
+    Scrambled,
+}
+
+/// The share of a batch's windows drawn as each augmentation (the rest forward).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Shares {
+    /// Rewound demonstrations.
+    pub rewind: f64,
+    /// Demonstrations under another instruction (when there are several).
+    pub mismatch: f64,
+    /// Failed episodes (when there are some).
+    pub failure: f64,
+    /// Demonstrations' frames in a random order.
+    pub scramble: f64,
 }
 
 /// A training window: which frames of which episode, in the order shown,
@@ -163,8 +178,9 @@ impl ProgressData {
     }
 
     /// One training window of `window` frames drawn from `demos` and
-    /// `failures` (indices of this data's episodes): rewound, mismatched and
-    /// failed windows at the given shares when possible, forward otherwise.
+    /// `failures` (indices of this data's episodes): rewound, mismatched,
+    /// failed and scrambled windows at the given shares when possible,
+    /// forward otherwise.
     /// Each holds a random number of real frames, the first of them repeated
     /// in front (see [`pad`]), so that no window's shape tells the time.
     pub fn draw(
@@ -172,10 +188,15 @@ impl ProgressData {
         demos: &[usize],
         failures: &[usize],
         window: usize,
-        shares: (f64, f64, f64),
+        shares: Shares,
         rng: &mut EnvRng,
     ) -> Window {
-        let (rewind, mismatch, failure) = shares;
+        let Shares {
+            rewind,
+            mismatch,
+            failure,
+            scramble,
+        } = shares;
         let roll: f64 = rng.random();
         let real = rng.random_range(1..=window);
         let texts = self.texts.len();
@@ -199,6 +220,12 @@ impl ProgressData {
             let path: Vec<usize> = (0..=top).chain((top - back..top).rev()).collect();
             let frames = pad(&path[path.len().saturating_sub(real)..], window);
             return self.window(episode, frames, WindowKind::Rewound);
+        }
+        if roll < failure + mismatch + rewind + scramble {
+            let mut frames: Vec<usize> = (0..len).collect();
+            frames.shuffle(rng);
+            frames.truncate(real);
+            return self.window(episode, pad(&frames, window), WindowKind::Scrambled);
         }
         self.forward(episode, (real, window), WindowKind::Forward, rng)
     }
@@ -314,9 +341,15 @@ mod tests {
         let data = data();
         data.validate().unwrap();
         let rng = &mut proprio::episode_rng(3, 0, 0);
-        let mut seen = [0usize; 4];
+        let mut seen = [0usize; 5];
+        let shares = Shares {
+            rewind: 0.2,
+            mismatch: 0.2,
+            failure: 0.2,
+            scramble: 0.2,
+        };
         for _ in 0..2000 {
-            let w = data.draw(&[0, 1], &[2], 8, (0.25, 0.25, 0.25), rng);
+            let w = data.draw(&[0, 1], &[2], 8, shares, rng);
             assert_eq!(w.frames.len(), 8);
             assert_eq!(w.frames.len(), w.targets.len());
             let e = &data.episodes[w.episode];
@@ -360,12 +393,42 @@ mod tests {
                     assert!(w.targets.iter().all(|&y| y == 0.0));
                     assert!(*w.frames.last().unwrap() >= 10, "it ends at a scored frame");
                 }
+                WindowKind::Scrambled => {
+                    seen[4] += 1;
+                    // Distinct frames of the demonstration, each read as its own progress.
+                    let real = &w.frames[padding(&w)..];
+                    let mut sorted = real.to_vec();
+                    sorted.sort();
+                    sorted.dedup();
+                    assert_eq!(sorted.len(), real.len());
+                    for (&t, &y) in w.frames.iter().zip(&w.targets) {
+                        assert_eq!(y, t as f32 / last);
+                    }
+                    assert_eq!(w.text, e.text);
+                }
             }
         }
         // Each kind near its share (forward: the rest).
         for count in seen {
-            assert!((350..650).contains(&count), "{seen:?}");
+            assert!((300..500).contains(&count), "{seen:?}");
         }
+        // Over many draws a scrambled window's real frames are out of order.
+        let out_of_order = (0..200)
+            .map(|_| {
+                data.draw(
+                    &[0],
+                    &[],
+                    8,
+                    Shares {
+                        scramble: 0.99,
+                        ..Shares::default()
+                    },
+                    rng,
+                )
+            })
+            .filter(|w| w.frames[padding(w)..].windows(2).any(|p| p[1] < p[0]))
+            .count();
+        assert!(out_of_order > 100, "{out_of_order} of 200");
     }
 
     #[test]
