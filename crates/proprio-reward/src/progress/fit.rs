@@ -59,11 +59,10 @@ pub fn fit(
         ProgressNet::new(cfg, data.dim, data.text_dim(), &device)
     });
     let mut optim = AdamConfig::new().init();
-    let shares = cfg.shares();
     let mut final_loss = f32::NAN;
     for step in 0..cfg.steps {
         let windows: Vec<Window> = (0..cfg.batch)
-            .map(|_| data.draw(&demos, &failures, cfg.window, shares, &mut rng))
+            .map(|_| data.draw(&demos, &failures, cfg, &mut rng))
             .collect();
         let (frames, texts, targets, weights) = batch(data, &windows, &device);
         let predicted = net.forward(frames, texts);

@@ -14,7 +14,7 @@ mod store;
 
 pub use fit::{FitReport, fit};
 pub use head::ProgressHead;
-pub use samples::{Episode, EpisodeKind, ProgressData, Shares, Window, WindowKind};
+pub use samples::{Episode, EpisodeKind, ProgressData, Window, WindowKind};
 pub use score::{Presentation, Ranking, running_progress, spearman, value_order_correlation};
 pub use store::{CLIP_SUBDIR, ProgressModel};
 
@@ -114,16 +114,6 @@ impl ProgressConfig {
             );
         }
         Ok(())
-    }
-
-    /// The shares of a batch's windows drawn as each augmentation.
-    pub fn shares(&self) -> Shares {
-        Shares {
-            rewind: self.rewind,
-            mismatch: self.mismatch,
-            failure: self.failure,
-            scramble: self.scramble,
-        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! augmentations: rewound demonstrations, mismatched instructions, failures),
 //! and a batch of windows as the tensors the network reads.
 
+use super::ProgressConfig;
 use crate::{Result, RewardError};
 use burn::prelude::*;
 use proprio::EnvRng;
@@ -81,19 +82,6 @@ pub enum WindowKind {
     Failed,
     /// A demonstration's frames in a random order, each its own progress.
     Scrambled,
-}
-
-/// The share of a batch's windows drawn as each augmentation (the rest forward).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Shares {
-    /// Rewound demonstrations.
-    pub rewind: f64,
-    /// Demonstrations under another instruction (when there are several).
-    pub mismatch: f64,
-    /// Failed episodes (when there are some).
-    pub failure: f64,
-    /// Demonstrations' frames in a random order.
-    pub scramble: f64,
 }
 
 /// A training window: which frames of which episode, in the order shown,
@@ -177,9 +165,9 @@ impl ProgressData {
         data
     }
 
-    /// One training window of `window` frames drawn from `demos` and
+    /// One training window of `cfg.window` frames drawn from `demos` and
     /// `failures` (indices of this data's episodes): rewound, mismatched,
-    /// failed and scrambled windows at the given shares when possible,
+    /// failed and scrambled windows at `cfg`'s shares when possible,
     /// forward otherwise.
     /// Each holds a random number of real frames, the first of them repeated
     /// in front (see [`pad`]), so that no window's shape tells the time.
@@ -187,16 +175,17 @@ impl ProgressData {
         &self,
         demos: &[usize],
         failures: &[usize],
-        window: usize,
-        shares: Shares,
+        cfg: &ProgressConfig,
         rng: &mut EnvRng,
     ) -> Window {
-        let Shares {
+        let ProgressConfig {
+            window,
             rewind,
             mismatch,
             failure,
             scramble,
-        } = shares;
+            ..
+        } = *cfg;
         let roll: f64 = rng.random();
         let real = rng.random_range(1..=window);
         let texts = self.texts.len();
@@ -342,14 +331,16 @@ mod tests {
         data.validate().unwrap();
         let rng = &mut proprio::episode_rng(3, 0, 0);
         let mut seen = [0usize; 5];
-        let shares = Shares {
+        let cfg = ProgressConfig {
+            window: 8,
             rewind: 0.2,
             mismatch: 0.2,
             failure: 0.2,
             scramble: 0.2,
+            ..ProgressConfig::default()
         };
         for _ in 0..2000 {
-            let w = data.draw(&[0, 1], &[2], 8, shares, rng);
+            let w = data.draw(&[0, 1], &[2], &cfg, rng);
             assert_eq!(w.frames.len(), 8);
             assert_eq!(w.frames.len(), w.targets.len());
             let e = &data.episodes[w.episode];
@@ -418,10 +409,12 @@ mod tests {
                 data.draw(
                     &[0],
                     &[],
-                    8,
-                    Shares {
+                    &ProgressConfig {
+                        rewind: 0.0,
+                        mismatch: 0.0,
+                        failure: 0.0,
                         scramble: 0.99,
-                        ..Shares::default()
+                        ..cfg
                     },
                     rng,
                 )
