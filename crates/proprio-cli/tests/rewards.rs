@@ -85,16 +85,18 @@ fn train_on_reward_with(reward: &str, run: &std::path::Path, learner: &[&str]) -
     true
 }
 
-/// `proprio eval --checkpoint RUN --episodes 3 --json`, parsed.
-fn eval_json(run: &std::path::Path) -> Value {
-    let out = proprio(&[
+/// `proprio eval --checkpoint RUN --episodes 3 --json` with `extra` flags, parsed.
+fn eval_json(run: &std::path::Path, extra: &[&str]) -> Value {
+    let mut args = vec![
         "eval",
         "--checkpoint",
         run.to_str().unwrap(),
         "--episodes",
         "3",
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let out = proprio(&args);
     assert_success(&out);
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -121,7 +123,7 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
     if !train_on_reward(&reward, &run) {
         return;
     }
-    let report = eval_json(&run);
+    let report = eval_json(&run, &[]);
     let returns = report["returns"].as_array().unwrap();
     let model = report["model_returns"].as_array().unwrap();
     assert_eq!((returns.len(), model.len()), (3, 3));
@@ -137,6 +139,44 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
         );
     }
     assert!(report["mean_model_return"].is_number());
+}
+
+/// `train --device wgpu` runs the reward model's CLIP on wgpu too (lavapipe
+/// in CI), and it pays what the CPU's pays: the same checkpoint evaluated
+/// with `--device cpu` reads the same model returns.
+#[test]
+fn a_reward_model_runs_on_the_runs_network_device() {
+    let dir = Scratch::new("cli-reward-wgpu");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    let reward = write(
+        &dir,
+        "reward.toml",
+        &format!("kind = \"vlm-rm\"\nmodel = \"{fixture}\"\ngoal = \"a pole upright\"\n"),
+    );
+    let run = dir.join("run");
+    let ppo = [
+        "--device",
+        "wgpu",
+        "--total-steps",
+        "128",
+        "--set",
+        "num_envs=4",
+    ];
+    if !train_on_reward_with(&reward, &run, &ppo) {
+        return;
+    }
+    let (wgpu, cpu) = (eval_json(&run, &[]), eval_json(&run, &["--device", "cpu"]));
+    assert_eq!(wgpu["returns"], cpu["returns"], "the same episodes");
+    let models = |r: &Value| -> Vec<f64> {
+        let returns = r["model_returns"].as_array().unwrap();
+        returns.iter().map(|v| v.as_f64().unwrap()).collect()
+    };
+    for (w, c) in models(&wgpu).into_iter().zip(models(&cpu)) {
+        assert!(
+            (w - c).abs() <= 1e-3 * c.abs().max(1.0),
+            "wgpu {w} against cpu {c}"
+        );
+    }
 }
 
 /// A preference reward on the tiny CLIP, labelled by the oracle: 20 pairs
@@ -175,7 +215,7 @@ fn a_preference_rewards_model_is_checkpointed_and_evaluated() {
     assert!(share > 0.0 && share < 1.0, "{last}");
     assert!(last["reward_render_ms"].as_f64().unwrap() > 0.0);
     assert!(last["reward_embed_ms"].as_f64().unwrap() > 0.0);
-    let report = eval_json(&run);
+    let report = eval_json(&run, &[]);
     let model = report["mean_model_return"].as_f64().unwrap();
     assert!(model != 0.0, "the saved r_ψ pays a reward: {report}");
     assert!(
@@ -218,7 +258,7 @@ fn a_group_learner_checkpoints_and_evaluates_a_preference_reward() {
         in_training != 0.0,
         "evaluation in training pays r_ψ: {last}"
     );
-    let report = eval_json(&run);
+    let report = eval_json(&run, &[]);
     assert!(
         report["mean_model_return"].as_f64().unwrap() != 0.0,
         "the saved r_ψ pays a reward: {report}"

@@ -7,6 +7,7 @@ use crate::algos::bc::BcConfig;
 use crate::algos::grpo::GrpoConfig;
 use crate::algos::ppo::PpoConfig;
 use crate::algos::td3::Td3Config;
+use crate::base::device::ComputeDevice;
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::policy_rng;
 use crate::env::{EnvSource, Evaluation, NORMALIZED_CLIP, evaluate};
@@ -32,9 +33,17 @@ pub struct Policy {
 impl Policy {
     /// Loads the latest checkpoint of the run in `dir` (or `dir/checkpoint`).
     pub fn load(dir: &Path) -> Result<Self> {
+        Self::load_on(dir, None)
+    }
+
+    /// [`Policy::load`], its networks (policy and reward model) on `device`
+    /// instead of the run's when one is given: a GPU-trained run on a laptop.
+    pub fn load_on(dir: &Path, device: Option<ComputeDevice>) -> Result<Self> {
         let (mut info, progress, checkpoint) = load_run(dir)?;
+        info.device = device.unwrap_or(info.device);
         // Evaluation pays the reward model the checkpoint learned, frozen.
         info.env.reward_weights = Some(checkpoint.clone());
+        info.env.reward_device = info.device;
         let spec = proprio::registry().spec(&info.env.id, &info.env.config)?;
         let obs_space = info.env.observation_space()?;
         let described = checkpoint.join(POLICY_FILE);

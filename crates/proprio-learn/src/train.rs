@@ -187,14 +187,12 @@ fn merged(mut config: Value, overrides: &Map<String, Value>) -> Result<Value> {
 fn build(info: &RunInfo, total_steps: Option<u64>) -> Result<Box<dyn Learner>> {
     let spec = proprio::registry().spec(&info.env.id, &info.env.config)?;
     let entry = entry(info.algo, &spec.action_space)?;
-    match total_steps {
-        Some(total) => {
-            let mut info = info.clone();
-            info.config["total_steps"] = json!(total);
-            (entry.build)(&info)
-        }
-        None => (entry.build)(info),
+    let mut info = info.clone();
+    info.env.reward_device = info.device;
+    if let Some(total) = total_steps {
+        info.config["total_steps"] = json!(total);
     }
+    (entry.build)(&info)
 }
 
 /// Starts a new run (saying on stderr, next to its progress bar, which tuned values it applied); returns its directory.

@@ -37,6 +37,9 @@ pub struct EvalArgs {
     /// Where the physics runs: cpu threads or gpu (wgpu), for envs that have a GPU backend (default: the run's, or cpu).
     #[arg(long)]
     pub(crate) backend: Option<proprio::Backend>,
+    /// Where the networks (the policy and any reward model) run: cpu or wgpu (default: the run's).
+    #[arg(long)]
+    pub(crate) device: Option<proprio_learn::ComputeDevice>,
 }
 
 #[derive(Args)]
@@ -64,7 +67,7 @@ pub struct PlotArgs {
 /// Evaluates the run at `checkpoint` (the scripted controller is `scripted::eval`).
 pub fn eval(args: &EvalArgs, checkpoint: &Path) -> CliResult {
     let fail = |e: proprio_learn::LearnError| Failure(e.to_string());
-    let mut policy = Policy::load(checkpoint).map_err(fail)?;
+    let mut policy = Policy::load_on(checkpoint, args.device).map_err(fail)?;
     if let Some(backend) = args.backend {
         policy.set_backend(backend);
     }

@@ -1,5 +1,6 @@
 //! The env stacks a learner trains and evaluates on, built from the core wrappers.
 
+use crate::base::device::ComputeDevice;
 use crate::base::error::{LearnError, Result};
 use proprio::render::{FrameSource, ObsOptions, inner_autoreset};
 use proprio::serde_json::{Map, Value, json};
@@ -37,6 +38,10 @@ pub struct EnvSource {
     /// `r_ψ`) these envs pay, frozen: how evaluation sees what training learned.
     #[serde(skip)]
     pub reward_weights: Option<PathBuf>,
+    /// Where the reward model's networks run: the run's own network device,
+    /// set whenever a run is built or loaded (not saved with the env).
+    #[serde(skip)]
+    pub reward_device: ComputeDevice,
     /// Config keys evaluation envs take instead of `config`'s, e.g.
     /// `{"split": "held_out"}`: evaluate on instructions never trained on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,6 +58,7 @@ impl EnvSource {
             obs: ObsOptions::default(),
             reward: None,
             reward_weights: None,
+            reward_device: ComputeDevice::Cpu,
             eval_config: None,
         }
     }
@@ -185,7 +191,7 @@ pub(crate) fn base(
     let Some(reward) = &source.reward else {
         return Ok((clipped(Box::new(venv))?, None));
     };
-    let device = burn::prelude::Device::flex();
+    let device = source.reward_device.device()?;
     let wrapper = proprio_reward::model_reward(venv, reward, &frames, &device)?;
     if let Some(dir) = &source.reward_weights {
         wrapper.head().load(dir, true)?;
