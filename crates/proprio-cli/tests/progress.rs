@@ -117,6 +117,40 @@ fn a_progress_model_is_fitted_judged_and_paid_as_a_reward() {
         let r = r.as_f64().unwrap();
         assert!((0.0..=1.0).contains(&r), "{report}");
     }
+    // An ensemble of the model with itself, the second read through its own
+    // copy of the CLIP from the rendered frames: the lowest of two equal
+    // readings trains and evaluates the same run, bit for bit.
+    let ensemble = dir.join("ensemble.toml");
+    let toml = format!(
+        "kind = \"progress\"\nmodel = \"{0}\"\nensemble = [\"{0}\"]\ncamera = \"front\"\n",
+        path("progress")
+    );
+    std::fs::write(&ensemble, toml).unwrap();
+    rendered(
+        train,
+        &[
+            "--reward",
+            ensemble.to_str().unwrap(),
+            "--out",
+            &path("run-ensemble"),
+        ],
+    )
+    .unwrap();
+    let paired = json(&rendered(eval, &[&path("run-ensemble")]).unwrap());
+    assert_eq!(paired["model_returns"], report["model_returns"], "{paired}");
+    let missing = format!(
+        "kind = \"progress\"\nmodel = \"{}\"\nensemble = [\"{}\"]\ncamera = \"front\"\n",
+        path("progress"),
+        path("no-model")
+    );
+    std::fs::write(&ensemble, missing).unwrap();
+    let args = [
+        "--reward",
+        ensemble.to_str().unwrap(),
+        "--out",
+        &path("run-missing"),
+    ];
+    assert_one_line_error(&run(train, &args), "no-model");
     // Filmed paid as it was trained: the model's reward, the task's beside it.
     let gif = path("run.gif");
     let film = "record --image-size 32 --max-steps 3 --checkpoint";

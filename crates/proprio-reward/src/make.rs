@@ -1,17 +1,18 @@
 //! Builds the reward wrapper a [`RewardConfig`] describes.
 
-use crate::Result;
 use crate::clip::ClipModel;
-use crate::config::{Demo, Labeller, RewardConfig, RewardKind};
+use crate::config::{Demo, Labeller, RewardConfig, RewardKind, Shaping};
 use crate::preference::human::HumanDesk;
 use crate::preference::{self, PreferenceConfig, PreferenceHead, Schedule};
-use crate::progress::{ProgressHead, ProgressModel};
+use crate::progress::{Member, ProgressEnsemble, ProgressHead, ProgressModel};
 use crate::roboclip::{RoboClip, read_video};
 use crate::vlm_rm::VlmRm;
 use crate::wrapper::{Mix, ModelReward, RewardHead};
+use crate::{Result, RewardError};
 use burn::prelude::Device;
 use proprio::VecEnv;
 use proprio::render::FrameSource;
+use std::path::PathBuf;
 
 /// Wraps `inner` (next-step or disabled autoreset) so that it pays
 /// `config`'s reward, the model running on `device` and its frames drawn from
@@ -59,6 +60,7 @@ pub fn reward_head(
         RewardKind::Progress {
             instruction,
             shaping,
+            ensemble,
         } => {
             let dir = config.model_dir()?;
             let model = ProgressModel::load(&dir)?;
@@ -66,8 +68,11 @@ pub fn reward_head(
             // `load` refuses a model without instructions. Without one named,
             // an env that carries its own is read under it, others under the model's first.
             let own = instruction.is_none();
-            let instruction = instruction.as_deref().unwrap_or(&model.instructions[0]);
-            let text = clip.embed_texts(&[instruction])?.values;
+            let instruction = instruction.clone().unwrap_or(model.instructions[0].clone());
+            if !ensemble.is_empty() {
+                return progress_ensemble(clip, model, ensemble, &instruction, *shaping, num_envs);
+            }
+            let text = clip.embed_texts(&[&instruction])?.values;
             Box::new(ProgressHead::new(model, text, own, *shaping, num_envs)?)
         }
         RewardKind::Preference {
@@ -100,4 +105,43 @@ pub fn reward_head(
             )?)
         }
     })
+}
+
+/// `first` (read through the wrapper's `clip`) and the models in `others`,
+/// each through its own CLIP, paying from their lowest reading of each env
+/// under `instruction`.
+fn progress_ensemble(
+    clip: &ClipModel,
+    first: ProgressModel,
+    others: &[PathBuf],
+    instruction: &str,
+    shaping: Shaping,
+    num_envs: usize,
+) -> Result<Box<dyn RewardHead>> {
+    let side = clip.config().vision_config.image_size;
+    let head = |model, text| ProgressHead::new(model, text, false, Shaping::Progress, num_envs);
+    let text = clip.embed_texts(&[instruction])?.values;
+    let mut members = vec![Member {
+        clip: None,
+        head: head(first, text)?,
+    }];
+    for dir in others {
+        let model = ProgressModel::load(dir)?;
+        let own = model.load_clip(dir, clip.device())?;
+        if own.config().vision_config.image_size != side {
+            return Err(RewardError::config(
+                &ProgressModel::clip_dir(dir),
+                format!(
+                    "this CLIP reads {0}×{0} frames; the ensemble's first reads {side}×{side}",
+                    own.config().vision_config.image_size
+                ),
+            ));
+        }
+        let text = own.embed_texts(&[instruction])?.values;
+        members.push(Member {
+            clip: Some(own),
+            head: head(model, text)?,
+        });
+    }
+    Ok(Box::new(ProgressEnsemble::new(members, shaping, num_envs)?))
 }

@@ -139,6 +139,11 @@ impl ClipModel {
         &self.config
     }
 
+    /// The device the model runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
     /// How images are prepared.
     pub fn preprocess(&self) -> &Preprocess {
         &self.preprocess

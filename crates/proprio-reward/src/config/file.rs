@@ -98,6 +98,10 @@ pub(super) struct RewardFile {
     /// What each step pays of the progress read (`progress`).
     #[serde(default)]
     shaping: Shaping,
+    /// Further progress models, each on its own CLIP, whose lowest reading
+    /// the step pays with `model`'s (`progress`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    ensemble: Vec<PathBuf>,
     /// Weight of the model's reward.
     #[serde(default = "one")]
     weight: f32,
@@ -154,6 +158,9 @@ impl RewardFile {
         }
         if self.instruction.is_some() && self.kind != Kind::Progress {
             return Err("instruction is for kind = \"progress\"".into());
+        }
+        if !self.ensemble.is_empty() && self.kind != Kind::Progress {
+            return Err("ensemble is for kind = \"progress\"".into());
         }
         match self.kind {
             Kind::Progress => {
@@ -277,6 +284,7 @@ impl TryFrom<RewardFile> for RewardConfig {
             Kind::Progress => RewardKind::Progress {
                 instruction: file.instruction,
                 shaping: file.shaping,
+                ensemble: file.ensemble,
             },
         };
         Ok(RewardConfig {
@@ -311,6 +319,7 @@ impl From<RewardConfig> for RewardFile {
             query_every: query_every(),
             instruction: None,
             shaping: Shaping::default(),
+            ensemble: Vec::new(),
             weight: config.weight,
             task_weight: config.task_weight,
         };
@@ -349,9 +358,10 @@ impl From<RewardConfig> for RewardFile {
             RewardKind::Progress {
                 instruction,
                 shaping,
+                ensemble,
             } => {
-                (file.kind, file.instruction, file.shaping) =
-                    (Kind::Progress, instruction, shaping);
+                (file.kind, file.instruction, file.shaping, file.ensemble) =
+                    (Kind::Progress, instruction, shaping, ensemble);
             }
         }
         file
@@ -445,6 +455,10 @@ mod tests {
                 "kind = \"vlm-rm\"\ngoal = \"g\"\ninstruction = \"i\"",
                 "instruction is for",
             ),
+            (
+                "kind = \"vlm-rm\"\ngoal = \"g\"\nensemble = [\"q\"]",
+                "ensemble is for",
+            ),
         ];
         for (text, expected) in cases {
             let err = parse(text).expect_err(text);
@@ -461,6 +475,7 @@ mod tests {
         let RewardKind::Progress {
             instruction,
             shaping,
+            ..
         } = &c.kind
         else {
             panic!("{c:?}")
@@ -478,7 +493,8 @@ mod tests {
             plain.kind,
             RewardKind::Progress {
                 instruction: None,
-                shaping: Shaping::Increase
+                shaping: Shaping::Increase,
+                ..
             }
         ));
     }
@@ -510,6 +526,19 @@ mod tests {
             panic!("{c:?}")
         };
         assert_eq!(demo, &dir.join("demo.gif"));
+        std::fs::write(
+            &file,
+            "kind = \"progress\"\nmodel = \"a\"\nensemble = [\"b\", \"/c\"]\n",
+        )
+        .unwrap();
+        let c = RewardConfig::read(&file).unwrap();
+        let RewardKind::Progress { ensemble, .. } = &c.kind else {
+            panic!("{c:?}")
+        };
+        assert_eq!(ensemble, &[dir.join("b"), PathBuf::from("/c")]);
+        let read: RewardConfig =
+            proprio::serde_json::from_value(proprio::serde_json::to_value(&c).unwrap()).unwrap();
+        assert_eq!(read, c, "an ensemble reads back from run.json");
         std::fs::write(&file, "kind = \"roboclip\"\n").unwrap();
         let err = RewardConfig::read(&file).unwrap_err().to_string();
         assert!(err.starts_with(&file.display().to_string()) && err.contains("needs demo"));

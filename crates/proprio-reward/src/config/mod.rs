@@ -51,6 +51,9 @@ pub enum RewardKind {
         instruction: Option<String>,
         /// What each step pays of the progress read.
         shaping: Shaping,
+        /// Further progress models, each read through its own CLIP: the
+        /// step pays from the lowest reading of all (a pessimistic ensemble).
+        ensemble: Vec<PathBuf>,
     },
 }
 
@@ -158,18 +161,19 @@ impl RewardConfig {
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
         let base = std::fs::canonicalize(parent.unwrap_or(Path::new(".")))
             .map_err(|e| RewardError::io(path, e))?;
-        let demo = match &mut config.kind {
+        let others: Vec<&mut PathBuf> = match &mut config.kind {
             RewardKind::Roboclip {
                 demo: Demo::Video(path),
                 ..
-            } => Some(path),
+            } => vec![path],
             RewardKind::Preference {
                 labeller: Labeller::Human { label_dir, .. },
                 ..
-            } => Some(label_dir),
-            _ => None,
+            } => vec![label_dir],
+            RewardKind::Progress { ensemble, .. } => ensemble.iter_mut().collect(),
+            _ => Vec::new(),
         };
-        for p in [config.model.as_mut(), demo].into_iter().flatten() {
+        for p in config.model.as_mut().into_iter().chain(others) {
             if p.is_relative() {
                 *p = base.join(&*p);
             }

@@ -130,12 +130,13 @@ impl RewardHead for ProgressHead {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::clip::Embeddings;
     use crate::progress::{Episode, EpisodeKind, ProgressConfig, ProgressData, running_progress};
 
-    fn model(views: usize) -> ProgressModel {
+    /// A small model reading `views` views of two values, weights from `seed`.
+    pub(in crate::progress) fn seeded_model(views: usize, seed: u64) -> ProgressModel {
         let cfg = ProgressConfig {
             window: 3,
             width: 8,
@@ -144,7 +145,9 @@ mod tests {
         };
         let device = Device::flex();
         ProgressModel {
-            net: crate::seeded(&device, 3, || ProgressNet::new(&cfg, 2 * views, 2, &device)),
+            net: crate::seeded(&device, seed, || {
+                ProgressNet::new(&cfg, 2 * views, 2, &device)
+            }),
             config: cfg,
             dim: 2 * views,
             text_dim: 2,
@@ -152,7 +155,15 @@ mod tests {
         }
     }
 
-    fn step<'a>(views: &'a Embeddings, envs: &'a [usize], done: &'a [bool]) -> StepFrames<'a> {
+    fn model(views: usize) -> ProgressModel {
+        seeded_model(views, 3)
+    }
+
+    pub(in crate::progress) fn step<'a>(
+        views: &'a Embeddings,
+        envs: &'a [usize],
+        done: &'a [bool],
+    ) -> StepFrames<'a> {
         StepFrames {
             embeddings: views,
             views,
@@ -166,7 +177,7 @@ mod tests {
     }
 
     /// Frame `t` of a test episode: two views of two values.
-    fn frame(t: usize) -> [f32; 4] {
+    pub(in crate::progress) fn frame(t: usize) -> [f32; 4] {
         let x = t as f32 * 0.3;
         [x.sin(), x.cos(), (2.0 * x).cos(), -x]
     }

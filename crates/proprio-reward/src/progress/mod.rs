@@ -6,12 +6,14 @@
 //! failed episodes and demonstrations under another instruction stay at 0.
 //! Scored on its own by value-order correlation (GVL, Ma et al. 2024).
 
+mod ensemble;
 mod fit;
 mod head;
 mod samples;
 mod score;
 mod store;
 
+pub use ensemble::{Member, ProgressEnsemble};
 pub use fit::{FitReport, fit};
 pub use head::ProgressHead;
 pub use samples::{Episode, EpisodeKind, ProgressData, Window, WindowKind};
