@@ -68,7 +68,9 @@ pub fn reward_head(
             // `load` refuses a model without instructions. Without one named,
             // an env that carries its own is read under it, others under the model's first.
             let own = instruction.is_none();
-            let instruction = instruction.clone().unwrap_or(model.instructions[0].clone());
+            let instruction = instruction
+                .clone()
+                .unwrap_or_else(|| model.instructions[0].clone());
             if !ensemble.is_empty() {
                 return progress_ensemble(clip, model, ensemble, &instruction, *shaping, num_envs);
             }

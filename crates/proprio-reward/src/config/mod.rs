@@ -71,6 +71,19 @@ pub enum Shaping {
     Progress,
 }
 
+impl Shaping {
+    /// What a step pays for the progress `read` after it, `last` holding
+    /// the env's previous reading (updated to `read`).
+    pub fn pay(self, read: f32, last: &mut f32) -> f32 {
+        let paid = match self {
+            Shaping::Increase => read - *last,
+            Shaping::Progress => read,
+        };
+        *last = read;
+        paid
+    }
+}
+
 /// RoboCLIP's demonstration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Demo {

@@ -74,11 +74,7 @@ impl RewardHead for ProgressEnsemble {
                 .iter()
                 .map(|r| r[k])
                 .fold(f32::INFINITY, f32::min);
-            out[k] = match self.shaping {
-                Shaping::Increase => lowest - self.last[env],
-                Shaping::Progress => lowest,
-            };
-            self.last[env] = lowest;
+            out[k] = self.shaping.pay(lowest, &mut self.last[env]);
         }
         Ok(())
     }

@@ -114,11 +114,7 @@ impl RewardHead for ProgressHead {
             .try_into_vec::<f32>()
             .map_err(crate::clip::backend)?;
         for (k, &env) in step.envs.iter().enumerate() {
-            out[k] = match self.shaping {
-                Shaping::Increase => progress[k] - self.last[env],
-                Shaping::Progress => progress[k],
-            };
-            self.last[env] = progress[k];
+            out[k] = self.shaping.pay(progress[k], &mut self.last[env]);
         }
         Ok(())
     }
