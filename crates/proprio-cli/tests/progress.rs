@@ -228,45 +228,57 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
                 --image-size 32 --patch-size 8 --frames 64 --steps 3 --scripted 0.5";
     rendered(clip, &["--out", &path("clip")]).unwrap();
     let fit = ["--demos", &path("train.demos"), "--clip", &path("clip")];
-    let fit_words = "reward-model fit-progress --failures 2 --decoys 0 --steps 4";
-    let out = ["--out", &path("progress")];
-    let summary = json(&rendered(fit_words, &[&fit[..], &out].concat()).unwrap());
-    // Every training instruction of 3 cubes: 9 pushes, 2 picks, 3 puts.
-    assert_eq!(
-        summary["instructions"].as_array().unwrap().len(),
-        14,
-        "{summary}"
-    );
-    let eval = "reward-model eval --failures 2 --near-misses 0 --decoys 0";
-    let report = json(
-        &rendered(
-            eval,
-            &["--model", &path("progress"), "--demos", &path("held.demos")],
+    // The instruction read as the text tower's sentence embedding, and word by word.
+    for (name, reading) in [("sentence", &[][..]), ("words", &["--words"][..])] {
+        let fit_words = "reward-model fit-progress --failures 2 --decoys 0 --steps 4";
+        let out = ["--out", &path(name)];
+        let summary = json(&rendered(fit_words, &[&fit[..], &out, reading].concat()).unwrap());
+        // Every training instruction of 3 cubes: 9 pushes, 2 picks, 3 puts.
+        assert_eq!(
+            summary["instructions"].as_array().unwrap().len(),
+            14,
+            "{summary}"
+        );
+        let header = std::fs::read_to_string(dir.join(name).join("progress.json")).unwrap();
+        let words = serde_json::from_str::<Value>(&header).unwrap()["config"]["words"].as_u64();
+        // "put the green cube on the red cube" and its start and end tokens.
+        assert_eq!(
+            words,
+            Some(if reading.is_empty() { 0 } else { 10 }),
+            "{header}"
+        );
+        let eval = "reward-model eval --failures 2 --near-misses 0 --decoys 0";
+        let report = json(
+            &rendered(
+                eval,
+                &["--model", &path(name), "--demos", &path("held.demos")],
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            report["unseen_instructions"].as_array().unwrap().len(),
+            7,
+            "{report}"
+        );
+        let reward = dir.join(format!("{name}.toml"));
+        let toml = format!(
+            "kind = \"progress\"\nmodel = \"{}\"\ncamera = \"front\"\nshaping = \"progress\"\n",
+            path(name)
+        );
+        std::fs::write(&reward, toml).unwrap();
+        let train = "train --env manipulation/instruct-v0 --algo ppo --total-steps 64 \
+                     --set num_envs=4 --set num_steps=16 --set eval_episodes=2";
+        let run = path(&format!("{name}-run"));
+        rendered(
+            train,
+            &["--reward", reward.to_str().unwrap(), "--out", &run],
         )
-        .unwrap(),
-    );
-    assert_eq!(
-        report["unseen_instructions"].as_array().unwrap().len(),
-        7,
-        "{report}"
-    );
-    let reward = dir.join("reward.toml");
-    let toml = format!(
-        "kind = \"progress\"\nmodel = \"{}\"\ncamera = \"front\"\nshaping = \"progress\"\n",
-        path("progress")
-    );
-    std::fs::write(&reward, toml).unwrap();
-    let train = "train --env manipulation/instruct-v0 --algo ppo --total-steps 64 \
-                 --set num_envs=4 --set num_steps=16 --set eval_episodes=2";
-    rendered(
-        train,
-        &["--reward", reward.to_str().unwrap(), "--out", &path("run")],
-    )
-    .unwrap();
-    let report = json(&rendered("eval --episodes 2 --json --checkpoint", &[&path("run")]).unwrap());
-    for r in report["model_returns"].as_array().unwrap() {
-        // Paid its progress each step, an episode's model return is at most its length.
-        let r = r.as_f64().unwrap();
-        assert!((0.0..=150.0).contains(&r), "{report}");
+        .unwrap();
+        let report = json(&rendered("eval --episodes 2 --json --checkpoint", &[&run]).unwrap());
+        for r in report["model_returns"].as_array().unwrap() {
+            // Paid its progress each step, an episode's model return is at most its length.
+            let r = r.as_f64().unwrap();
+            assert!((0.0..=150.0).contains(&r), "{report}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! CLIP once per distinct instruction: a progress model then reads every
 //! env under its own episode's instruction.
 
-use crate::clip::{ClipModel, Embeddings};
+use crate::clip::{ClipModel, Embeddings, TextReading};
 use crate::{Result, RewardError};
 use proprio::Space;
 use proprio_text::ClipTokenizer;
@@ -18,13 +18,16 @@ pub struct Instructions {
     seen: Vec<Vec<f32>>,
     /// Their embeddings, row for row with `seen`.
     embedded: Embeddings,
+    /// How they are embedded.
+    reading: TextReading,
     /// Per env of the last [`Instructions::read`], its instruction's row.
     rows: Vec<usize>,
 }
 
 impl Instructions {
-    /// Reads the first token part of observations of `space`; `None` if it has none.
-    pub fn new(space: &Space) -> Option<Self> {
+    /// Reads the first token part of observations of `space`, each
+    /// instruction embedded as `reading` says; `None` if it has none.
+    pub fn new(space: &Space, reading: TextReading) -> Option<Self> {
         let columns = space.token_parts().into_iter().next()?;
         Some(Self {
             tokenizer: ClipTokenizer::openai(columns.len()),
@@ -34,6 +37,7 @@ impl Instructions {
                 dim: 0,
                 values: Vec::new(),
             },
+            reading,
             rows: Vec::new(),
         })
     }
@@ -69,7 +73,7 @@ impl Instructions {
         }
         if !fresh.is_empty() {
             let texts: Vec<&str> = fresh.iter().map(String::as_str).collect();
-            let embedded = clip.embed_texts(&texts)?;
+            let embedded = clip.read_texts(&texts, self.reading)?;
             self.embedded.dim = embedded.dim;
             self.embedded.values.extend(embedded.values);
         }
@@ -138,7 +142,7 @@ mod tests {
     #[test]
     fn each_env_reads_its_own_instruction_embedded_once() {
         let clip = clip();
-        let mut instructions = Instructions::new(&space()).unwrap();
+        let mut instructions = Instructions::new(&space(), TextReading::Sentence).unwrap();
         let obs = obs_rows(["pick up the red cube", "push the blue cube to the left"]);
         instructions.read(&clip, &obs, 14, &[1, 0]).unwrap();
         let (embedded, rows) = instructions.last();
@@ -160,9 +164,35 @@ mod tests {
     }
 
     #[test]
+    fn a_word_reading_gives_each_token_its_own_embedding() {
+        let clip = clip();
+        let mut instructions = Instructions::new(&space(), TextReading::Words(10)).unwrap();
+        let obs = obs_rows([
+            "push the blue cube to the left",
+            "push the blue cube to the right",
+        ]);
+        instructions.read(&clip, &obs, 14, &[0, 1]).unwrap();
+        let (embedded, rows) = instructions.last();
+        assert_eq!((embedded.dim, rows), (10 * 16, &[0, 1][..]));
+        let word = |row: usize, t: usize| &embedded.row(row)[t * 16..(t + 1) * 16];
+        // Start, push, the, blue, cube, to, the, left|right, end, end: the
+        // two differ in their eighth word alone.
+        let differ: Vec<usize> = (0..10).filter(|&t| word(0, t) != word(1, t)).collect();
+        assert_eq!(differ, [7]);
+        assert_eq!(word(0, 8), word(0, 9));
+        let norm = word(0, 3).iter().map(|v| v * v).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "{norm}");
+        let long = "put the green cube on the red cube and then wait";
+        let error = clip
+            .read_texts(&[long], TextReading::Words(10))
+            .unwrap_err();
+        assert!(error.to_string().contains("at most 10"), "{error}");
+    }
+
+    #[test]
     fn ids_outside_the_vocabulary_are_an_error_and_no_tokens_no_reader() {
         let clip = clip();
-        let mut instructions = Instructions::new(&space()).unwrap();
+        let mut instructions = Instructions::new(&space(), TextReading::Sentence).unwrap();
         let mut obs = obs_rows(["pick up the red cube", "pick up the red cube"]);
         obs[17] = 1e6;
         let error = instructions.read(&clip, &obs, 14, &[1]).unwrap_err();
@@ -171,6 +201,6 @@ mod tests {
             low: vec![0.0],
             high: vec![1.0],
         };
-        assert!(Instructions::new(&state).is_none());
+        assert!(Instructions::new(&state, TextReading::Sentence).is_none());
     }
 }

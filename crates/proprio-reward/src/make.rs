@@ -74,7 +74,9 @@ pub fn reward_head(
             if !ensemble.is_empty() {
                 return progress_ensemble(clip, model, ensemble, &instruction, *shaping, num_envs);
             }
-            let text = clip.embed_texts(&[&instruction])?.values;
+            let text = clip
+                .read_texts(&[&instruction], model.config.reading())?
+                .values;
             Box::new(ProgressHead::new(model, text, own, *shaping, num_envs)?)
         }
         RewardKind::Preference {
@@ -122,7 +124,9 @@ fn progress_ensemble(
 ) -> Result<Box<dyn RewardHead>> {
     let side = clip.config().vision_config.image_size;
     let head = |model, text| ProgressHead::new(model, text, false, Shaping::Progress, num_envs);
-    let text = clip.embed_texts(&[instruction])?.values;
+    let text = clip
+        .read_texts(&[instruction], first.config.reading())?
+        .values;
     let mut members = vec![Member {
         clip: None,
         head: head(first, text)?,
@@ -139,7 +143,9 @@ fn progress_ensemble(
                 ),
             ));
         }
-        let text = own.embed_texts(&[instruction])?.values;
+        let text = own
+            .read_texts(&[instruction], model.config.reading())?
+            .values;
         members.push(Member {
             clip: Some(own),
             head: head(model, text)?,

@@ -3,7 +3,7 @@
 //! in one CLIP pass, and scored by a [`RewardHead`]; the task's own reward
 //! stays in each step's info (`task_reward`), and its success key is untouched.
 
-use crate::clip::{ClipModel, Embeddings};
+use crate::clip::{ClipModel, Embeddings, TextReading};
 use crate::instructions::Instructions;
 use crate::{Result, RewardError};
 use proprio::render::{FrameClient, FrameSource, Frames};
@@ -61,6 +61,12 @@ pub trait RewardHead: Send {
     /// (evaluation) only pays what it learned and learns no more.
     fn load(&mut self, _dir: &Path, _frozen: bool) -> Result<()> {
         Ok(())
+    }
+
+    /// How the head reads the instructions envs' observations carry
+    /// ([`StepFrames::instructions`]) through the wrapper's CLIP.
+    fn text_reading(&self) -> TextReading {
+        TextReading::Sentence
     }
 }
 
@@ -173,7 +179,7 @@ impl<V: VecEnv> ModelReward<V> {
             ));
         }
         let n = inner.num_envs();
-        let instructions = Instructions::new(&inner.spec().observation_space);
+        let instructions = Instructions::new(&inner.spec().observation_space, head.text_reading());
         let side = clip.config().vision_config.image_size as u32;
         let frames = source
             .attach(side)

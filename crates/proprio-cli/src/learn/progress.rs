@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use proprio::serde_json::{Value, json};
 use proprio_learn::EnvSource;
 use proprio_learn::bc::{Demonstrations, FrameEpisodes, Player, demo_frames, rollout_frames};
-use proprio_reward::clip::ClipModel;
+use proprio_reward::clip::{ClipModel, TextReading};
 use proprio_reward::progress::{
     Episode, EpisodeKind, Presentation, ProgressConfig, ProgressData, ProgressModel, Ranking, fit,
     value_order_correlation,
@@ -69,6 +69,12 @@ pub struct FitProgressArgs {
     /// shows; raises the VOC of frames shown shuffled).
     #[arg(long, default_value_t = ProgressConfig::default().scramble)]
     scramble: f64,
+    /// Read the instruction word by word (the CLIP's token embeddings, as
+    /// many as its longest instruction has) instead of as the text tower's
+    /// one sentence embedding: the model composes the words itself, so an
+    /// instruction recombining known words reads as what it says.
+    #[arg(long)]
+    words: bool,
     /// Fit the time-shuffled control instead (demonstrations' frames shuffled
     /// in time, no failures): a model that can learn no order, for `eval`.
     #[arg(long)]
@@ -113,7 +119,7 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
             args.out.display()
         )));
     }
-    let cfg = ProgressConfig {
+    let mut cfg = ProgressConfig {
         steps: args.steps,
         window: args.window,
         mismatch: args.mismatch,
@@ -159,7 +165,22 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         (&decoys, EpisodeKind::Failure, 0),
         (&drifts, EpisodeKind::Failure, finished),
     ];
-    let (mut data, instructions) = embed(&clip, &sets, args.instruction.as_deref(), &[])?;
+    let reading = |texts: &[String]| match args.words {
+        true => TextReading::Words(
+            texts
+                .iter()
+                .map(|t| clip.tokenize(t).len())
+                .max()
+                .unwrap_or(1),
+        ),
+        false => TextReading::Sentence,
+    };
+    let (mut data, instructions, read) =
+        embed(&clip, &sets, args.instruction.as_deref(), &[], reading)?;
+    cfg.words = match read {
+        TextReading::Words(n) => n,
+        TextReading::Sentence => 0,
+    };
     if args.control {
         data = data.time_shuffled_control(&mut proprio::episode_rng(args.seed, 3, 0));
     }
@@ -208,10 +229,10 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
     let cpu = proprio_learn::ComputeDevice::Cpu.device().map_err(learn)?;
     let clip = model.load_clip(&args.model, &cpu).map_err(reward)?;
     let (demos, source) = read_demos(&args.demos)?;
-    if demos.views != model.views() {
+    if demos.views != model.views(&clip) {
         return Err(Failure(format!(
             "the model reads {} camera views a frame; {} holds {}",
-            model.views(),
+            model.views(&clip),
             args.demos.display(),
             demos.views
         )));
@@ -234,7 +255,8 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
         (&noisy, EpisodeKind::Failure, 0),
         (&decoys, EpisodeKind::Failure, 0),
     ];
-    let (data, instructions) = embed(&clip, &sets, instruction, &model.instructions)?;
+    let reading = |_: &[String]| model.config.reading();
+    let (data, instructions, _) = embed(&clip, &sets, instruction, &model.instructions, reading)?;
     let count =
         |set: usize| -> usize { sets[..set].iter().map(|(s, _, _)| s.episodes.len()).sum() };
     let demo_ids: Vec<usize> = (0..count(1)).collect();
@@ -248,6 +270,20 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
         .iter()
         .filter(|i| !model.instructions.contains(i))
         .collect();
+    // Each instruction's demonstrations on their own (shuffled), where the figure hides a template.
+    let mut by_instruction = proprio::serde_json::Map::new();
+    for (k, text) in instructions.iter().enumerate() {
+        let own: Vec<usize> = demo_ids
+            .iter()
+            .copied()
+            .filter(|&e| data.episodes[e].text == k)
+            .collect();
+        if !own.is_empty() {
+            let shown = Presentation::Shuffled(args.seed);
+            let voc = value_order_correlation(net, &data, &own, w, shown).map_err(fail)?;
+            by_instruction.insert(text.clone(), json!(voc));
+        }
+    }
     let summary = json!({
         "model": args.model,
         "demos": args.demos,
@@ -257,6 +293,7 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
         "unseen_instructions": unseen,
         "voc": value_order_correlation(net, &data, &demo_ids, w, Presentation::Shuffled(args.seed)).map_err(fail)?,
         "voc_in_order": value_order_correlation(net, &data, &demo_ids, w, Presentation::InOrder).map_err(fail)?,
+        "voc_by_instruction": by_instruction,
         "vs_random": ranking(&Ranking::of(net, &data, &demo_ids, &failed, w).map_err(fail)?),
         "vs_near_misses": ranking(&Ranking::of(net, &data, &demo_ids, &near, w).map_err(fail)?),
         "vs_decoys": ranking(&Ranking::of(net, &data, &demo_ids, &decoyed, w).map_err(fail)?),
@@ -298,13 +335,14 @@ fn read_demos(path: &Path) -> Result<(FrameEpisodes, EnvSource), Failure> {
 /// The episodes of `sets` (each with its kind and unscored frames) embedded
 /// by `clip`, each step's views side by side, under their own instructions
 /// or `instruction` for an env without them; the instructions listed in
-/// `known` come first, in that order.
+/// `known` come first, in that order, and are read as `reading` says of them all.
 fn embed(
     clip: &ClipModel,
     sets: &[(&FrameEpisodes, EpisodeKind, usize)],
     instruction: Option<&str>,
     known: &[String],
-) -> Result<(ProgressData, Vec<String>), Failure> {
+    reading: impl FnOnce(&[String]) -> TextReading,
+) -> Result<(ProgressData, Vec<String>, TextReading), Failure> {
     let mut instructions: Vec<String> = known.to_vec();
     let mut episodes = Vec::new();
     for &(set, kind, unscored) in sets {
@@ -336,17 +374,18 @@ fn embed(
             });
         }
     }
+    let read = reading(&instructions);
     let texts: Vec<&str> = instructions.iter().map(String::as_str).collect();
-    let embedded = clip.embed_texts(&texts).map_err(reward)?;
+    let embedded = clip.read_texts(&texts, read).map_err(reward)?;
     let data = ProgressData {
-        dim: embedded.dim * sets.first().map_or(1, |(s, _, _)| s.views),
+        dim: clip.config().projection_dim * sets.first().map_or(1, |(s, _, _)| s.views),
         texts: (0..embedded.len())
             .map(|k| embedded.row(k).to_vec())
             .collect(),
         episodes,
     };
     data.validate().map_err(reward)?;
-    Ok((data, instructions))
+    Ok((data, instructions, read))
 }
 
 fn ranking(r: &Ranking) -> Value {

@@ -25,10 +25,33 @@ pub(crate) use transformer::{Encoder, TowerShape};
 /// Where `proprio embed` and the reward wrappers look for a model when none is given.
 pub const MODEL_DIR_VAR: &str = "PROPRIO_CLIP_DIR";
 
-/// Unit-norm embeddings, one row per input.
+/// How a model reads a text through a CLIP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TextReading {
+    /// The text tower's embedding of the whole text (`projection_dim` values).
+    #[default]
+    Sentence,
+    /// The token embeddings of the text's first `n` tokens, its start and end
+    /// tokens included and end tokens after (`n × hidden_size` values): words
+    /// the reading model composes itself, where the tower's sentence
+    /// embedding may blur them together ("left" and "right").
+    Words(usize),
+}
+
+impl TextReading {
+    /// Values a text reads as through a CLIP of `config`'s sizes.
+    pub fn width(self, config: &ClipConfig) -> usize {
+        match self {
+            Self::Sentence => config.projection_dim,
+            Self::Words(n) => n * config.text_config.hidden_size,
+        }
+    }
+}
+
+/// Embeddings, one row per input, each unit-norm (a word reading: each token's).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Embeddings {
-    /// Width of a row (the model's `projection_dim`).
+    /// Width of a row (the model's `projection_dim`, or a word reading's width).
     pub dim: usize,
     /// Rows, concatenated.
     pub values: Vec<f32>,
@@ -167,6 +190,44 @@ impl ClipModel {
         let (flat, width, eot) = self.tokenizer.batch(texts);
         let ids = id_matrix(flat, texts.len(), width, &self.device);
         self.finish(self.model.text_features(ids, &eot))
+    }
+
+    /// `texts` read as `reading` says, one row each.
+    pub fn read_texts(&self, texts: &[&str], reading: TextReading) -> Result<Embeddings> {
+        match reading {
+            TextReading::Sentence => self.embed_texts(texts),
+            TextReading::Words(count) => self.embed_words(texts, count),
+        }
+    }
+
+    /// The unit-norm token embeddings of each of `texts`, `count` tokens a
+    /// row (padded with the end token); a text of more tokens is refused.
+    fn embed_words(&self, texts: &[&str], count: usize) -> Result<Embeddings> {
+        if texts.is_empty() || count == 0 {
+            return Err(RewardError::Input("no words to embed".into()));
+        }
+        let end = i64::from(self.tokenizer.end_of_text());
+        let mut ids = Vec::with_capacity(texts.len() * count);
+        for text in texts {
+            let row = self.tokenizer.encode(text);
+            if row.len() > count {
+                return Err(RewardError::Input(format!(
+                    "\"{text}\" is {} tokens; this model reads instructions of at most {count}",
+                    row.len()
+                )));
+            }
+            ids.extend(row.iter().map(|&id| i64::from(id)));
+            ids.extend(std::iter::repeat_n(end, count - row.len()));
+        }
+        let ids = id_matrix(ids, texts.len(), count, &self.device);
+        let hidden = self.config.text_config.hidden_size;
+        let words = self
+            .model
+            .token_embeddings(ids)
+            .reshape([texts.len() * count, hidden]);
+        let mut embedded = self.finish(words)?;
+        embedded.dim = count * hidden;
+        Ok(embedded)
     }
 
     /// Embeddings of `images`, preprocessed as the checkpoint says, one batch.

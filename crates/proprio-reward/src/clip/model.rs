@@ -138,6 +138,13 @@ impl Clip {
         self.text_projection.forward(pooled)
     }
 
+    /// The text tower's token embeddings `[n, l, hidden_size]` of token rows
+    /// `ids` `[n, l]`: each word as the tower reads it in, before positions
+    /// and attention mix it with the others.
+    pub fn token_embeddings(&self, ids: Tensor<2, Int>) -> Tensor<3> {
+        self.text_model.embeddings.token_embedding.forward(ids)
+    }
+
     /// Projected image features `[n, projection_dim]` (transformers'
     /// `get_image_features`) of normalised pixels `[n, 3, side, side]`.
     pub fn image_features(&self, pixels: Tensor<4>) -> Tensor<2> {

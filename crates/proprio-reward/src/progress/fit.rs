@@ -38,6 +38,8 @@ pub fn fit(
 ) -> Result<(ProgressNet, FitReport)> {
     cfg.validate().map_err(RewardError::Input)?;
     data.validate()?;
+    cfg.check_text_dim(data.text_dim())
+        .map_err(RewardError::Input)?;
     let split = |kind| {
         let mut all = data.of_kind(kind);
         all.shuffle(&mut proprio::episode_rng(cfg.seed, 1, kind as u64));
@@ -256,6 +258,103 @@ mod tests {
         // Labelled as no progress along their whole length, the failures
         // contradict the demonstrations' own first halves.
         assert!(masked < 0.85 * unmasked, "{masked} vs {unmasked}");
+    }
+
+    /// Cubes of the synthetic puts.
+    const CUBES: usize = 4;
+
+    /// "put X on Y" as six one-hot words (start, put, X, on, Y, end).
+    fn put(x: usize, y: usize) -> Vec<f32> {
+        let vocabulary = CUBES + 4;
+        [0, 1, 2 + x, 2 + CUBES, 2 + y, 3 + CUBES]
+            .iter()
+            .flat_map(|&word| (0..vocabulary).map(move |v| f32::from(u8::from(v == word))))
+            .collect()
+    }
+
+    /// An episode of "put X on Y": its frames move from nothing to X's mark
+    /// among their first `CUBES` values and Y's among the last (plus
+    /// noise), or, a fifth of them failed, stay near nothing.
+    fn put_episode(x: usize, y: usize, text: usize, rng: &mut proprio::EnvRng) -> Episode {
+        let (len, failed) = (rng.random_range(20..30), rng.random::<f32>() < 0.2);
+        let frames = (0..len)
+            .flat_map(|t| {
+                let p = match failed {
+                    true => 0.1 * rng.random::<f32>(),
+                    false => t as f32 / (len - 1) as f32,
+                };
+                let mut frame: Vec<f32> = (0..2 * CUBES)
+                    .map(|_| 0.1 * (rng.random::<f32>() - 0.5))
+                    .collect();
+                frame[x] += p;
+                frame[CUBES + y] += p;
+                frame
+            })
+            .collect();
+        let kind = match failed {
+            true => EpisodeKind::Failure,
+            false => EpisodeKind::Demo,
+        };
+        Episode {
+            frames,
+            text,
+            kind,
+            unscored: 0,
+        }
+    }
+
+    #[test]
+    fn a_model_reading_words_tells_an_instruction_from_its_reverse() {
+        // Every put of two of four cubes: "put X on Y" and "put Y on X" hold
+        // the same words, so only their order tells them apart.
+        let pairs: Vec<(usize, usize)> = (0..CUBES)
+            .flat_map(|x| (0..CUBES).map(move |y| (x, y)))
+            .filter(|&(x, y)| x != y)
+            .collect();
+        let rng = &mut proprio::episode_rng(4, 0, 0);
+        let mut episodes = |count: usize| -> Vec<Episode> {
+            (0..count)
+                .map(|e| {
+                    let (x, y) = pairs[e % pairs.len()];
+                    put_episode(x, y, e % pairs.len(), rng)
+                })
+                .collect()
+        };
+        let data = ProgressData {
+            dim: 2 * CUBES,
+            texts: pairs.iter().map(|&(x, y)| put(x, y)).collect(),
+            episodes: episodes(200),
+        };
+        let cfg = ProgressConfig {
+            words: 6,
+            steps: 1500,
+            mismatch: 0.3,
+            ..small()
+        };
+        let (net, _) = fit(&data, &cfg, |_, _| {}).unwrap();
+        // New demonstrations of every put, read under it and under its reverse.
+        let mut fresh = ProgressData {
+            episodes: episodes(120),
+            ..data
+        };
+        fresh.episodes.retain(|e| e.kind == EpisodeKind::Demo);
+        let end = |data: &ProgressData| -> f32 {
+            let read = (0..data.episodes.len()).map(|k| {
+                let read = running_progress(&net, data, k, cfg.window).unwrap();
+                read[read.len() - 1]
+            });
+            read.sum::<f32>() / data.episodes.len() as f32
+        };
+        let mut reversed = fresh.clone();
+        for e in &mut reversed.episodes {
+            let (x, y) = pairs[e.text];
+            e.text = pairs.iter().position(|&p| p == (y, x)).unwrap();
+        }
+        let (right, wrong) = (end(&fresh), end(&reversed));
+        assert!(
+            right > 0.8 && wrong < 0.2,
+            "{right} under their own instructions, {wrong} under their reverses"
+        );
     }
 
     #[test]

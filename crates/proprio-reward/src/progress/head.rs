@@ -4,6 +4,7 @@
 //! in one forward pass; it pays the progress or its increase.
 
 use super::{ProgressModel, ProgressNet};
+use crate::clip::TextReading;
 use crate::config::Shaping;
 use crate::wrapper::{RewardHead, StepFrames};
 use crate::{Result, RewardError};
@@ -13,6 +14,7 @@ use std::collections::VecDeque;
 /// Reads progress from each env's frames since its episode began (the newest `window`).
 pub struct ProgressHead {
     net: ProgressNet,
+    reading: TextReading,
     window: usize,
     dim: usize,
     text: Vec<f32>,
@@ -44,6 +46,7 @@ impl ProgressHead {
             )));
         }
         Ok(Self {
+            reading: model.config.reading(),
             net: model.net,
             window: model.config.window,
             dim: model.dim,
@@ -122,6 +125,10 @@ impl RewardHead for ProgressHead {
     fn restart(&mut self, env: usize) {
         self.frames[env].clear();
         self.last[env] = 0.0;
+    }
+
+    fn text_reading(&self) -> TextReading {
+        self.reading
     }
 }
 

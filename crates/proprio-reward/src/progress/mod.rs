@@ -20,7 +20,7 @@ pub use samples::{Episode, EpisodeKind, ProgressData, Window, WindowKind};
 pub use score::{Presentation, Ranking, running_progress, spearman, value_order_correlation};
 pub use store::{CLIP_SUBDIR, ProgressModel};
 
-use crate::clip::{Activation, Encoder, TowerShape};
+use crate::clip::{Activation, Encoder, TextReading, TowerShape};
 use burn::module::Param;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
@@ -58,6 +58,11 @@ pub struct ProgressConfig {
     /// progress read from what a frame shows, not from the frames before it).
     #[serde(default)]
     pub scramble: f64,
+    /// Tokens of the instruction read one by one (the CLIP's token
+    /// embeddings, [`TextReading::Words`]), so the model composes the words
+    /// itself; 0 reads the text tower's sentence embedding.
+    #[serde(default)]
+    pub words: usize,
     /// Seed of the initial weights and the windows drawn.
     pub seed: u64,
 }
@@ -77,12 +82,37 @@ impl Default for ProgressConfig {
             mismatch: 0.15,
             failure: 0.15,
             scramble: 0.0,
+            words: 0,
             seed: 1,
         }
     }
 }
 
 impl ProgressConfig {
+    /// How the model reads its instruction through its CLIP.
+    pub fn reading(&self) -> TextReading {
+        match self.words {
+            0 => TextReading::Sentence,
+            n => TextReading::Words(n),
+        }
+    }
+
+    /// A one-line reason instructions of `text_dim` values cannot be read word by word, if any.
+    pub fn check_text_dim(&self, text_dim: usize) -> Result<(), String> {
+        match text_dim > 0 && text_dim.is_multiple_of(self.text_tokens()) {
+            true => Ok(()),
+            false => Err(format!(
+                "instructions of {text_dim} values cannot be read as {} words",
+                self.words
+            )),
+        }
+    }
+
+    /// Instruction tokens ahead of the frames: the words, or the one sentence embedding.
+    fn text_tokens(&self) -> usize {
+        self.words.max(1)
+    }
+
     /// A one-line reason the settings cannot make or fit a model, if any.
     pub fn validate(&self) -> Result<(), String> {
         if self.window == 0 || self.width == 0 || self.layers == 0 || self.heads == 0 {
@@ -120,9 +150,9 @@ impl ProgressConfig {
 }
 
 /// The network: frame and instruction embeddings projected to the
-/// transformer's width, the instruction first, learned positions, causal
-/// attention (a frame reads the instruction and the frames before it), a
-/// sigmoid head per frame.
+/// transformer's width, the instruction first (one token, or one per word),
+/// learned positions, causal attention (a frame reads the instruction and
+/// the frames before it), a sigmoid head per frame.
 #[derive(Module, Debug)]
 pub struct ProgressNet {
     frame_in: Linear,
@@ -135,8 +165,9 @@ pub struct ProgressNet {
 
 impl ProgressNet {
     /// A randomly initialised network for frames of `dim` values and
-    /// instructions of `text_dim` (their embeddings).
+    /// instructions of `text_dim` (their embeddings; a multiple of `cfg.words`).
     pub fn new(cfg: &ProgressConfig, dim: usize, text_dim: usize, device: &Device) -> Self {
+        let tokens = cfg.text_tokens();
         let shape = TowerShape {
             width: cfg.width,
             intermediate: 4 * cfg.width,
@@ -147,9 +178,9 @@ impl ProgressNet {
         };
         Self {
             frame_in: LinearConfig::new(dim, cfg.width).init(device),
-            text_in: LinearConfig::new(text_dim, cfg.width).init(device),
+            text_in: LinearConfig::new(text_dim / tokens, cfg.width).init(device),
             position: Param::from_tensor(Tensor::random(
-                [cfg.window + 1, cfg.width],
+                [tokens + cfg.window, cfg.width],
                 burn::tensor::Distribution::Normal(0.0, 0.02),
                 device,
             )),
@@ -165,17 +196,22 @@ impl ProgressNet {
     pub fn forward(&self, frames: Tensor<3>, text: Tensor<2>) -> Tensor<2> {
         let [n, l, dim] = frames.dims();
         let width = self.norm.gamma.dims()[0];
+        let word = self.text_in.weight.dims()[0];
+        let tokens = text.dims()[1] / word;
         let frames = self
             .frame_in
             .forward(frames.reshape([n * l, dim]))
             .reshape([n, l, width]);
-        let text = self.text_in.forward(text).reshape([n, 1, width]);
-        let position = self.position.val().slice([0..l + 1, 0..width]);
+        let text = self
+            .text_in
+            .forward(text.reshape([n * tokens, word]))
+            .reshape([n, tokens, width]);
+        let position = self.position.val().slice([0..tokens + l, 0..width]);
         let x = Tensor::cat(vec![text, frames], 1) + position.unsqueeze::<3>();
         let h = self
             .encoder
             .forward(x, true)
-            .slice([0..n, 1..l + 1, 0..width]);
+            .slice([0..n, tokens..tokens + l, 0..width]);
         let h = self.norm.forward(h).reshape([n * l, width]);
         sigmoid(self.head.forward(h)).reshape([n, l])
     }

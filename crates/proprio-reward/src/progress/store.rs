@@ -99,6 +99,7 @@ impl ProgressModel {
         header
             .config
             .validate()
+            .and_then(|()| header.config.check_text_dim(header.text_dim))
             .map_err(|m| RewardError::config(&config, m))?;
         if header.dim == 0 || header.text_dim == 0 || header.instructions.is_empty() {
             return Err(RewardError::config(
@@ -145,11 +146,12 @@ impl ProgressModel {
     /// Whether `clip` (loaded from `path`) embeds into the widths the network reads.
     pub fn check_clip(&self, clip: &ClipModel, path: &Path) -> Result<()> {
         let width = clip.config().projection_dim;
-        if width != self.text_dim || !self.dim.is_multiple_of(width) {
+        let text = self.config.reading().width(clip.config());
+        if text != self.text_dim || !self.dim.is_multiple_of(width) {
             return Err(RewardError::config(
                 path,
                 format!(
-                    "this CLIP embeds into {width} values; the progress model reads frames of {} and instructions of {}",
+                    "this CLIP embeds frames into {width} values and instructions into {text}; the progress model reads frames of {} and instructions of {}",
                     self.dim, self.text_dim
                 ),
             ));
@@ -157,9 +159,9 @@ impl ProgressModel {
         Ok(())
     }
 
-    /// Camera views per frame the model reads (its frame width over the CLIP's).
-    pub fn views(&self) -> usize {
-        self.dim / self.text_dim.max(1)
+    /// Camera views per frame the model reads through `clip` (its frame width over the CLIP's).
+    pub fn views(&self, clip: &ClipModel) -> usize {
+        self.dim / clip.config().projection_dim.max(1)
     }
 }
 
@@ -203,7 +205,8 @@ mod tests {
         assert!(dir.join(CLIP_SUBDIR).join("config.json").is_file());
         let loaded = ProgressModel::load(&dir).unwrap();
         assert_eq!(loaded.instructions, model.instructions);
-        assert_eq!((loaded.dim, loaded.text_dim, loaded.views()), (6, 3, 2));
+        assert_eq!((loaded.dim, loaded.text_dim), (6, 3));
+        assert_eq!(loaded.config, model.config);
         let data = ProgressData {
             dim: 6,
             texts: vec![vec![0.3, -0.2, 0.9]],
