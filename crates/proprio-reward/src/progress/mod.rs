@@ -99,7 +99,7 @@ impl ProgressConfig {
 
     /// A one-line reason instructions of `text_dim` values cannot be read word by word, if any.
     pub fn check_text_dim(&self, text_dim: usize) -> Result<(), String> {
-        match text_dim > 0 && text_dim.is_multiple_of(self.text_tokens()) {
+        match text_dim.is_multiple_of(self.text_tokens()) {
             true => Ok(()),
             false => Err(format!(
                 "instructions of {text_dim} values cannot be read as {} words",
