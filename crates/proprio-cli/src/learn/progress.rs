@@ -11,8 +11,8 @@ use proprio_learn::EnvSource;
 use proprio_learn::bc::{Demonstrations, FrameEpisodes, Player, demo_frames, rollout_frames};
 use proprio_reward::clip::{ClipModel, TextReading};
 use proprio_reward::progress::{
-    Episode, EpisodeKind, Presentation, ProgressConfig, ProgressData, ProgressModel, Ranking, fit,
-    value_order_correlation,
+    Episode, EpisodeKind, Presentation, ProgressConfig, ProgressData, ProgressModel, Ranking,
+    episode_value_orders, fit, mean_value_order, value_order_correlation,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -270,18 +270,19 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
         .iter()
         .filter(|i| !model.instructions.contains(i))
         .collect();
-    // Each instruction's demonstrations on their own (shuffled), where the figure hides a template.
+    let shown = Presentation::Shuffled(args.seed);
+    let vocs = episode_value_orders(net, &data, &demo_ids, w, shown).map_err(fail)?;
+    // Each instruction's demonstrations on their own, where the figure hides a template.
     let mut by_instruction = proprio::serde_json::Map::new();
     for (k, text) in instructions.iter().enumerate() {
-        let own: Vec<usize> = demo_ids
+        let own: Vec<f64> = demo_ids
             .iter()
-            .copied()
-            .filter(|&e| data.episodes[e].text == k)
+            .zip(&vocs)
+            .filter(|(e, _)| data.episodes[**e].text == k)
+            .map(|(_, &voc)| voc)
             .collect();
         if !own.is_empty() {
-            let shown = Presentation::Shuffled(args.seed);
-            let voc = value_order_correlation(net, &data, &own, w, shown).map_err(fail)?;
-            by_instruction.insert(text.clone(), json!(voc));
+            by_instruction.insert(text.clone(), json!(mean_value_order(&own)));
         }
     }
     let summary = json!({
@@ -291,7 +292,7 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
         "episodes": demo_ids.len(),
         "instructions": instructions.len(),
         "unseen_instructions": unseen,
-        "voc": value_order_correlation(net, &data, &demo_ids, w, Presentation::Shuffled(args.seed)).map_err(fail)?,
+        "voc": mean_value_order(&vocs),
         "voc_in_order": value_order_correlation(net, &data, &demo_ids, w, Presentation::InOrder).map_err(fail)?,
         "voc_by_instruction": by_instruction,
         "vs_random": ranking(&Ranking::of(net, &data, &demo_ids, &failed, w).map_err(fail)?),

@@ -17,7 +17,10 @@ pub use ensemble::{Member, ProgressEnsemble};
 pub use fit::{FitReport, fit};
 pub use head::ProgressHead;
 pub use samples::{Episode, EpisodeKind, ProgressData, Window, WindowKind};
-pub use score::{Presentation, Ranking, running_progress, spearman, value_order_correlation};
+pub use score::{
+    Presentation, Ranking, episode_value_orders, mean_value_order, running_progress, spearman,
+    value_order_correlation,
+};
 pub use store::{CLIP_SUBDIR, ProgressModel};
 
 use crate::clip::{Activation, Encoder, TextReading, TowerShape};

@@ -139,21 +139,41 @@ pub fn value_order_correlation(
     window: usize,
     presentation: Presentation,
 ) -> Result<f64> {
-    if episodes.is_empty() {
-        return Ok(0.0);
+    let each = episode_value_orders(net, data, episodes, window, presentation)?;
+    Ok(mean_value_order(&each))
+}
+
+/// The value-order correlation of each of `episodes`, in order (an
+/// episode's shuffle depends on it alone, so any subset's mean is that
+/// subset's [`value_order_correlation`]).
+pub fn episode_value_orders(
+    net: &ProgressNet,
+    data: &ProgressData,
+    episodes: &[usize],
+    window: usize,
+    presentation: Presentation,
+) -> Result<Vec<f64>> {
+    episodes
+        .iter()
+        .map(|&k| {
+            let len = data.episodes[k].len(data.dim);
+            let mut order: Vec<usize> = (0..len).collect();
+            if let Presentation::Shuffled(seed) = presentation {
+                order.shuffle(&mut proprio::episode_rng(seed, 2, k as u64));
+            }
+            let predicted = read_along(net, data, k, &order, 0, window)?;
+            let times: Vec<f32> = order.iter().map(|&t| t as f32).collect();
+            Ok(spearman(&predicted, &times))
+        })
+        .collect()
+}
+
+/// The mean of episodes' value-order correlations, 0 for none (as [`value_order_correlation`] gives it).
+pub fn mean_value_order(values: &[f64]) -> f64 {
+    match values.is_empty() {
+        true => 0.0,
+        false => values.iter().sum::<f64>() / values.len() as f64,
     }
-    let mut sum = 0.0;
-    for &k in episodes {
-        let len = data.episodes[k].len(data.dim);
-        let mut order: Vec<usize> = (0..len).collect();
-        if let Presentation::Shuffled(seed) = presentation {
-            order.shuffle(&mut proprio::episode_rng(seed, 2, k as u64));
-        }
-        let predicted = read_along(net, data, k, &order, 0, window)?;
-        let times: Vec<f32> = order.iter().map(|&t| t as f32).collect();
-        sum += spearman(&predicted, &times);
-    }
-    Ok(sum / episodes.len() as f64)
 }
 
 /// How successful and failed episodes rank by the progress of their last
