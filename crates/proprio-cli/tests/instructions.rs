@@ -1,5 +1,6 @@
 //! Instruction following from the command line: the expert's demonstrations,
-//! a clone of them, and its evaluation on the held-out split per template.
+//! a clone of them, a DAgger round of the clone's episodes, and its
+//! evaluation on the held-out split per template.
 
 mod common;
 #[path = "../../../tests/support/scratch.rs"]
@@ -55,6 +56,8 @@ fn demos_clone_and_held_out_evaluation_per_template() {
         "eval_episodes=6",
         "hidden=[16]",
         "action_bins=11",
+        "action_bin_spacing=square",
+        "standardize_state=true",
     ] {
         train.extend(["--set", set]);
     }
@@ -87,6 +90,33 @@ fn demos_clone_and_held_out_evaluation_per_template() {
         assert!(said.contains(&format!("success_{template}: ")), "{said}");
     }
     assert_one_line_error(&eval(r#"{"cubes":4}"#), "changes");
+    // DAgger: the clone acts, the expert labels, the expert's file comes first.
+    let aggregated = path("dagger.safetensors");
+    let dagger = |onto: &str, out: &str| {
+        proprio(&[
+            "demos",
+            "--dagger",
+            &run,
+            "--per-instruction",
+            "1",
+            "--aggregate",
+            onto,
+            "--out",
+            out,
+        ])
+    };
+    let out = dagger(&demos, &aggregated);
+    assert_success(&out);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        said.contains("28 episodes") && said.contains("the policy (β 0) succeeded in"),
+        "{said}"
+    );
+    let reach = path("reach.safetensors");
+    let reach_demos = ["demos", "--env", "manipulation/reach-v0", "--out", &reach];
+    assert_success(&proprio(&reach_demos));
+    assert_one_line_error(&dagger(&reach, &path("mixed.safetensors")), "cannot join");
+    assert!(!dir.join("mixed.safetensors").exists());
 }
 
 #[test]

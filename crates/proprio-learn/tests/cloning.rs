@@ -7,7 +7,9 @@
 mod scratch;
 use proprio::render::ObsMode;
 use proprio::serde_json::{Map, Value, json};
-use proprio_learn::bc::{Bc, BcConfig, Demonstrations, collect};
+use proprio::{ActMode, Agent, AutoresetMode, VecOptions};
+use proprio_learn::bc::{Bc, BcConfig, Demonstrations, collect, dagger};
+use proprio_learn::nets::head::BinSpacing;
 use proprio_learn::{Algo, ComputeDevice, EnvSource, Learner, Policy, TrainRequest, train};
 use scratch::Scratch;
 use std::path::{Path, PathBuf};
@@ -115,6 +117,209 @@ fn pixels_are_stored_as_bytes_and_read_back_exactly() {
     );
 }
 
+/// An agent whose actions are another's rounded to the nearest of `bins`
+/// tokens per component (what a perfect clone with those tokens would act).
+struct Rounded(Box<dyn Agent>, BinSpacing);
+
+impl Agent for Rounded {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32], mode: ActMode) -> proprio::Result<()> {
+        self.0.act(obs, actions, mode)?;
+        for x in actions.iter_mut() {
+            *x = self
+                .1
+                .value(self.1.nearest(*x, 21, -1.0, 1.0), 21, -1.0, 1.0);
+        }
+        Ok(())
+    }
+}
+
+/// A clone can only be as good as its tokens let the expert be: instruct's
+/// expert, its actions rounded to 21 even tokens (1 cm steps), stops short
+/// of every grasp, while the square spacing (1 mm steps near zero) keeps it
+/// succeeding — the recipe's tokens.
+#[test]
+fn the_instruct_expert_rounded_to_square_tokens_still_succeeds() {
+    let registry = proprio::registry();
+    let config = json!({"control": "pd_ee_delta_pos_yaw"});
+    let per_template = |spacing: BinSpacing| {
+        let options = VecOptions {
+            autoreset: AutoresetMode::SameStep,
+            ..VecOptions::default()
+        };
+        let mut venv = registry.make_vec(INSTRUCT, 90, &config, options).unwrap();
+        let expert = registry.scripted(INSTRUCT, venv.spec()).unwrap();
+        let mut rounded = Rounded(expert, spacing);
+        let mut counts = [(0, 0); 3];
+        proprio::first_episodes(venv.as_mut(), &mut rounded, 7, |_, _, last| {
+            if let Some(info) = last {
+                let t = info.get("template").unwrap() as usize;
+                counts[t].0 += usize::from(info.get("success") == Some(1.0));
+                counts[t].1 += 1;
+            }
+        })
+        .unwrap();
+        counts.map(|(ok, all)| ok as f64 / all as f64)
+    };
+    let [push, pick, put] = per_template(BinSpacing::Square);
+    assert!(
+        push > 0.95 && pick > 0.95 && put > 0.9,
+        "{push} {pick} {put}"
+    );
+    let [_, pick, put] = per_template(BinSpacing::Even);
+    assert!(
+        pick < 0.1 && put < 0.1,
+        "even tokens: pick {pick}, put {put}"
+    );
+}
+
+/// An agent that acts `f(observation row)` on each row of `width` values.
+struct ByRow(usize, usize, fn(&[f32], &mut [f32]));
+
+impl Agent for ByRow {
+    fn act(&mut self, obs: &[f32], actions: &mut [f32], _: ActMode) -> proprio::Result<()> {
+        for (o, a) in obs
+            .chunks_exact(self.0)
+            .zip(actions.chunks_exact_mut(self.1))
+        {
+            (self.2)(o, a);
+        }
+        Ok(())
+    }
+}
+
+/// DAgger's hand-made pair: a learner that pushes the hand one way whatever
+/// it sees, and an "expert" whose action is a function of the state that
+/// the learner's never equals.
+fn learner_and_expert(d: usize, a: usize) -> (ByRow, ByRow) {
+    let learner = ByRow(d, a, |_, act| {
+        for (k, x) in act.iter_mut().enumerate() {
+            *x = if k % 2 == 0 { 0.5 } else { -0.3 };
+        }
+    });
+    let expert = ByRow(d, a, |obs, act| {
+        for (k, x) in act.iter_mut().enumerate() {
+            *x = 0.9 * (7.0 * obs[k % obs.len()] + k as f32).sin();
+        }
+    });
+    (learner, expert)
+}
+
+/// The first episode of env 0 from `seed`, acted by `agent`: its observation rows.
+fn replay(source: &EnvSource, agent: &mut dyn Agent, seed: u64, steps: usize) -> Vec<f32> {
+    let options = VecOptions {
+        autoreset: AutoresetMode::Disabled,
+        ..VecOptions::default()
+    };
+    let mut venv = proprio::registry()
+        .make_vec(&source.id, 1, &source.config, options)
+        .unwrap();
+    venv.reset(Some(seed), None).unwrap();
+    let mut action = vec![0.0; venv.spec().action_space.flat_dim()];
+    let mut rows = Vec::new();
+    for _ in 0..steps {
+        rows.extend_from_slice(&venv.batch().obs);
+        agent
+            .act(&venv.batch().obs, &mut action, ActMode::Deterministic)
+            .unwrap();
+        venv.step(&action).unwrap();
+    }
+    rows
+}
+
+/// Reach's env, and the widths of its observations and actions.
+fn reach_widths() -> (EnvSource, usize, usize) {
+    let reach = source(REACH);
+    let spec = proprio::registry().spec(REACH, &reach.config).unwrap();
+    let (obs, actions) = (&spec.observation_space, &spec.action_space);
+    (reach, obs.flat_dim(), actions.flat_dim())
+}
+
+/// DAgger records the states the learner visits (not the expert's) and at
+/// each the expert's action (not the learner's); with β = 1 the expert acts.
+#[test]
+fn dagger_labels_the_learners_states_with_the_experts_actions() {
+    let (reach, d, a) = reach_widths();
+    let round = |beta: f32| {
+        let (learner, expert) = learner_and_expert(d, a);
+        dagger(
+            &reach,
+            Box::new(learner),
+            Some(Box::new(expert)),
+            "hand-made",
+            beta,
+            3,
+            9,
+        )
+        .unwrap()
+    };
+    let demos = round(0.0);
+    assert_eq!((demos.header.episodes, demos.header.rounds.len()), (3, 1));
+    let r = &demos.header.rounds[0];
+    assert_eq!(
+        (r.policy.as_str(), r.beta, r.episodes, r.seed),
+        ("hand-made", 0.0, 3, 9)
+    );
+    let (mut learner, mut expert) = learner_and_expert(d, a);
+    let mut label = vec![0.0; a];
+    for (obs, act) in demos.obs.chunks_exact(d).zip(demos.actions.chunks_exact(a)) {
+        expert.act(obs, &mut label, ActMode::Deterministic).unwrap();
+        assert_eq!(
+            act,
+            label.as_slice(),
+            "a label that is not the expert's action there"
+        );
+    }
+    // The first kept episode is env 0's (all end together, at the time limit).
+    let first = demos.episodes().unwrap().next().unwrap();
+    let rows = &demos.obs[first.start * d..first.end * d];
+    assert_eq!(
+        rows,
+        replay(&reach, &mut learner, 9, first.len()),
+        "the learner's states"
+    );
+    assert_ne!(rows, replay(&reach, &mut expert, 9, first.len()));
+    // β = 1: the expert acts every step, so the states are its own.
+    let own = round(1.0);
+    let first = own.episodes().unwrap().next().unwrap();
+    let rows = &own.obs[first.start * d..first.end * d];
+    assert_eq!(
+        rows,
+        replay(&reach, &mut expert, 9, first.len()),
+        "the expert's states"
+    );
+    let error = dagger(&reach, Box::new(learner), None, "x", 1.5, 3, 9)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("beta"), "{error}");
+}
+
+/// DAgger's dataset grows by rounds: a round joins the expert's file, in
+/// order, and never a file of another env.
+#[test]
+fn a_dagger_round_joins_demonstrations_of_its_own_env_only() {
+    let (reach, d, a) = reach_widths();
+    let mut all = collect(&reach, 2, 0.0, 1).unwrap();
+    let (expert_rows, expert_episodes) = (all.rows(), all.episode_rows.clone());
+    let (learner, _) = learner_and_expert(d, a);
+    let round = dagger(&reach, Box::new(learner), None, "run", 0.0, 2, 2).unwrap();
+    all.aggregate(round.clone()).unwrap();
+    assert_eq!(all.rows(), expert_rows + round.rows());
+    assert_eq!(all.header.episodes, 4);
+    assert_eq!(
+        all.episode_rows,
+        [expert_episodes, round.episode_rows.clone()].concat()
+    );
+    assert_eq!(&all.actions[expert_rows * a..], round.actions.as_slice());
+    assert_eq!(all.header.rounds, round.header.rounds);
+    let scratch = Scratch::new("dagger-file");
+    let path = scratch.join("all.safetensors");
+    all.write(&path).unwrap();
+    assert_eq!(Demonstrations::read(&path).unwrap(), all);
+    let mut other = collect(&source(INSTRUCT), 1, 0.0, 1).unwrap();
+    let error = other.aggregate(round).unwrap_err().to_string();
+    assert!(error.contains("cannot join"), "{error}");
+}
+
 fn cfg(demos: &Path) -> BcConfig {
     BcConfig {
         demos: demos.to_path_buf(),
@@ -211,40 +416,51 @@ fn request(algo: Algo, overrides: Value, out: PathBuf) -> TrainRequest {
 fn grpo_starts_from_a_cloned_policy() {
     let scratch = Scratch::new("bc-grpo");
     let demos = reach_demos(&scratch.join(""), 4);
-    let shape = json!({"hidden": [16], "action_bins": 11});
-    let mut bc = shape.clone();
-    bc["demos"] = json!(demos);
-    bc["total_steps"] = json!(2000);
-    bc["eval_episodes"] = json!(2);
-    let cloned = train(request(Algo::Bc, bc, scratch.join("bc"))).unwrap();
-    let mut grpo = shape;
-    for (key, value) in [
-        ("group_size", json!(2)),
-        ("groups", json!(2)),
-        ("total_steps", json!(50)),
-        ("eval_episodes", json!(2)),
-        ("temperature", json!(1.6)),
-        ("learning_rate", json!(1e-30)),
-    ] {
-        grpo[key] = value;
+    // Even tokens; and square tokens acting their mean with the state
+    // standardised (the statistics travel in the weights).
+    let shapes = [
+        json!({"hidden": [16], "action_bins": 11}),
+        json!({"hidden": [16], "action_bins": 11, "action_bin_spacing": "square",
+            "action_bin_greedy": "mean", "standardize_state": true}),
+    ];
+    for (k, shape) in shapes.into_iter().enumerate() {
+        let mut bc = shape.clone();
+        bc["demos"] = json!(demos);
+        bc["total_steps"] = json!(2000);
+        bc["eval_episodes"] = json!(2);
+        let cloned = train(request(Algo::Bc, bc, scratch.join(format!("bc{k}")))).unwrap();
+        let mut grpo = shape;
+        for (key, value) in [
+            ("group_size", json!(2)),
+            ("groups", json!(2)),
+            ("total_steps", json!(50)),
+            ("eval_episodes", json!(2)),
+            ("temperature", json!(1.6)),
+            ("learning_rate", json!(1e-30)),
+        ] {
+            grpo[key] = value;
+        }
+        let mut started = request(Algo::Grpo, grpo, scratch.join(format!("grpo{k}")));
+        started.init = Some(cloned.clone());
+        let run = train(started).unwrap();
+        let weights = |run: &Path| std::fs::read(run.join("checkpoint/model.bpk")).unwrap();
+        assert_eq!(weights(&run), weights(&cloned), "not the clone's weights");
+        if k > 0 {
+            continue;
+        }
+        // The clone's checkpoint acts as a policy, per token of 11 bins.
+        let mut policy = Policy::load(&cloned).unwrap();
+        let obs = vec![0.0; policy.env().observation_space().unwrap().flat_dim()];
+        let action = policy
+            .action(&obs, proprio::ActMode::Deterministic)
+            .unwrap();
+        assert!(
+            action
+                .iter()
+                .all(|a| ((a + 1.0) * 5.0).fract().abs() < 1e-4),
+            "{action:?}"
+        );
     }
-    let mut started = request(Algo::Grpo, grpo, scratch.join("grpo"));
-    started.init = Some(cloned.clone());
-    let run = train(started).unwrap();
-    let weights = |run: &Path| std::fs::read(run.join("checkpoint/model.bpk")).unwrap();
-    assert_eq!(weights(&run), weights(&cloned), "not the clone's weights");
-    // The clone's checkpoint acts as a policy, per token of 11 bins.
-    let mut policy = Policy::load(&cloned).unwrap();
-    let obs = vec![0.0; policy.env().observation_space().unwrap().flat_dim()];
-    let action = policy
-        .action(&obs, proprio::ActMode::Deterministic)
-        .unwrap();
-    assert!(
-        action
-            .iter()
-            .all(|a| ((a + 1.0) * 5.0).fract().abs() < 1e-4),
-        "{action:?}"
-    );
 }
 
 /// A clone whose instruction encoder is a frozen CLIP text tower trains,

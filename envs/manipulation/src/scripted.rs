@@ -32,6 +32,11 @@ const PRESS: f32 = 0.004;
 const CLEAR: f32 = 0.046;
 /// How close the TCP must be to a waypoint to move on, m.
 const CLOSE: f32 = 0.012;
+/// Once below the hover height, the hand keeps descending onto a cube
+/// (correcting sideways on the way) while within this of its centre, m:
+/// the height is the plan's memory, so an imitator a few millimetres off
+/// is not told to climb back up (hysteresis, not a millimetre threshold).
+const FUNNEL: f32 = 0.012;
 
 /// The scripted policy of one task.
 pub struct Scripted {
@@ -212,7 +217,10 @@ impl Scripted {
                 }
                 if v.grasped && v.opening < HELD {
                     // Carry: to the goal (stack: above B first, then down onto it).
-                    let over = (v.goal - cube).with_z(0.0).length() < 0.005;
+                    // Over B: lined up, or already lowering onto it (within the funnel).
+                    let off_b = (v.goal - cube).with_z(0.0).length();
+                    let lowering = cube.z < v.goal.z + 0.02 && off_b < FUNNEL;
+                    let over = off_b < 0.005 || lowering;
                     let carry = match (stacking, over) {
                         (true, false) => v.goal + Vec3::new(0.0, 0.0, 0.03),
                         (true, true) => v.goal - Vec3::new(0.0, 0.0, PRESS),
@@ -225,9 +233,10 @@ impl Scripted {
                 // Grip a little above the centre: the fingertips stay clear of the table.
                 let grip = cube + Vec3::new(0.0, 0.0, GRIP_ABOVE);
                 let at_cube = offset < 0.006 && (v.tcp.z - grip.z).abs() < 0.006;
+                let descending = v.tcp.z < above.z - 0.01 && offset < FUNNEL;
                 if at_cube {
                     (grip, Vec3::ZERO, -1.0)
-                } else if offset < 0.005 && align.length() < 0.05 {
+                } else if descending || (offset < 0.005 && align.length() < 0.05) {
                     (grip, align, 1.0)
                 } else {
                     (above, align, 1.0)

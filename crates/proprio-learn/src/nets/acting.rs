@@ -132,7 +132,7 @@ impl PolicyFile {
         let obs_dim = obs_space.flat_dim();
         let net = match &self.net {
             PolicyNet::ActorCritic { shape } => {
-                let head = ActionHead::for_space_binned(action_space, shape.action_bins)?;
+                let head = shape.action_head(action_space)?;
                 let agent = ActorCritic::new(obs_space, &head, shape, device, rng)?;
                 Acting::ActorCritic(Box::new(load_module(agent, &weights)?), head)
             }
@@ -167,7 +167,7 @@ impl PolicyFile {
                 Acting::Sequence(policy, *temperature, KvCache::default())
             }
             PolicyNet::Control { shape, temperature } => {
-                let head = ActionHead::for_space_binned(action_space, shape.action_bins)?;
+                let head = shape.action_head(action_space)?;
                 let policy = ControlPolicy::new(obs_space, head, shape, device, rng)?;
                 Acting::Control(Box::new(load_module(policy, &weights)?), *temperature)
             }

@@ -4,9 +4,10 @@
 use crate::base::error::{LearnError, Result};
 use crate::base::tensor::matrix;
 use crate::nets::encoder::{CnnConfig, Encoder, ObsLayout, linear};
-use crate::nets::head::ActionHead;
+use crate::nets::head::{ActionHead, BinSpacing, GreedyToken};
 use crate::nets::instruction::{InstructionEncoder, TextConfig};
 use crate::nets::mlp::{Activation, Mlp, orthogonal};
+use crate::nets::standardize::Standardize;
 use burn::module::Param;
 use burn::nn::Linear;
 use burn::prelude::*;
@@ -37,11 +38,33 @@ pub struct AgentShape {
     /// action tokens); 0: a Gaussian.
     #[serde(default)]
     pub action_bins: usize,
+    /// Where those bins lie between the action bounds.
+    pub action_bin_spacing: BinSpacing,
+    /// What the deterministic policy acts with those bins: a token's mode or its mean value.
+    pub action_bin_greedy: GreedyToken,
+    /// Standardise the state values with fixed statistics carried in the
+    /// weights (set by behaviour cloning from its demonstrations; the
+    /// identity in a network built from scratch).
+    pub standardize_state: bool,
+}
+
+impl AgentShape {
+    /// The action head for `space` these keys describe (binned or not).
+    pub fn action_head(&self, space: &Space) -> Result<ActionHead> {
+        ActionHead::for_space_binned(
+            space,
+            self.action_bins,
+            self.action_bin_spacing,
+            self.action_bin_greedy,
+        )
+    }
 }
 
 /// Actor (distribution parameters) and critic (state value) networks.
 #[derive(Module, Debug)]
 pub struct ActorCritic {
+    /// The state values' fixed standardisation, ahead of everything else.
+    pub standardize: Option<Standardize>,
     /// Image observations → features, shared by actor and critic (CleanRL's Atari trunk).
     pub encoder: Option<Encoder>,
     /// An instruction's tokens → features, shared by actor and critic.
@@ -131,6 +154,9 @@ impl ActorCritic {
         };
         let sizes = |out: usize| [&[in_dim], hidden.as_slice(), &[out]].concat();
         Ok(Self {
+            standardize: shape
+                .standardize_state
+                .then(|| Standardize::identity(obs_space.flat_dim(), device)),
             encoder,
             instruction,
             actor: Mlp::new(
@@ -164,6 +190,10 @@ impl ActorCritic {
     /// What the actor and critic read: the observation, or its encoding
     /// (image features and the state, then the instruction's features).
     pub fn features(&self, obs: Tensor<2>) -> Tensor<2> {
+        let obs = match &self.standardize {
+            Some(standardize) => standardize.forward(obs),
+            None => obs,
+        };
         let Some(instruction) = &self.instruction else {
             return match &self.encoder {
                 Some(encoder) => encoder.forward(obs),
@@ -314,6 +344,9 @@ mod tests {
             squash_mean: false,
             log_std_init: 0.0,
             action_bins: 0,
+            action_bin_spacing: BinSpacing::Even,
+            action_bin_greedy: GreedyToken::Mode,
+            standardize_state: false,
         };
         let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0))?;
         ActorCritic::new(

@@ -27,14 +27,81 @@ pub enum ActionHead {
     /// One categorical per component (discrete and multi-discrete actions);
     /// the env receives `index + start[k]`.
     Categorical { nvec: Vec<usize>, start: Vec<i64> },
-    /// Box actions as one token per component, each one of `bins` evenly
-    /// spaced values from `low` to `high` inclusive (RT-2's and OpenVLA's
-    /// action tokens), so a group learner has a log-probability per token.
+    /// Box actions as one token per component, each one of `bins` values
+    /// from `low` to `high` inclusive (RT-2's and OpenVLA's action tokens,
+    /// evenly spaced or crowded toward the centre: [`BinSpacing`]), so a
+    /// group learner has a log-probability per token.
     Binned {
         bins: usize,
         low: Vec<f32>,
         high: Vec<f32>,
+        #[serde(default)]
+        spacing: BinSpacing,
+        #[serde(default)]
+        greedy: GreedyToken,
     },
+}
+
+/// What a binned head's deterministic action is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GreedyToken {
+    /// Each component's most likely value (RT-2, OpenVLA).
+    #[default]
+    Mode,
+    /// Each component's mean value under its token distribution: between
+    /// bins, and not held on the zero token while the probability leans
+    /// one way (a clone that stops short where its expert moves a little).
+    Mean,
+}
+
+/// Where a binned head's values lie between a component's bounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinSpacing {
+    /// Evenly spaced (RT-2, OpenVLA).
+    #[default]
+    Even,
+    /// At `centre + half · u·|u|` for `u` evenly spaced in [-1, 1]: steps a
+    /// hundredth of the range near the centre with 21 bins, where delta
+    /// controllers make their fine, last moves onto a target (an expert's
+    /// 3 mm correction is token 0 among even bins of 1 cm).
+    Square,
+}
+
+impl BinSpacing {
+    /// Value of bin `index` of `bins` between `low` and `high`.
+    pub fn value(self, index: usize, bins: usize, low: f32, high: f32) -> f32 {
+        let t = index as f32 / (bins - 1) as f32;
+        match self {
+            Self::Even => low + (high - low) * t,
+            Self::Square => {
+                let u = 2.0 * t - 1.0;
+                0.5 * (low + high) + 0.5 * (high - low) * u * u.abs()
+            }
+        }
+    }
+
+    /// The bin whose value lies nearest to `a`.
+    pub fn nearest(self, a: f32, bins: usize, low: f32, high: f32) -> usize {
+        let last = (bins - 1) as f32;
+        let width = (high - low).max(f32::MIN_POSITIVE);
+        match self {
+            Self::Even => ((a - low) / width * last).round().clamp(0.0, last) as usize,
+            Self::Square => {
+                let x = ((2.0 * (a - low) / width) - 1.0).clamp(-1.0, 1.0);
+                let u = x.signum() * x.abs().sqrt();
+                let below = ((u + 1.0) / 2.0 * last).floor().clamp(0.0, last) as usize;
+                let above = (below + 1).min(bins - 1);
+                let off = |i: usize| (self.value(i, bins, low, high) - a).abs();
+                if off(above) < off(below) {
+                    above
+                } else {
+                    below
+                }
+            }
+        }
+    }
 }
 
 impl ActionHead {
@@ -61,8 +128,14 @@ impl ActionHead {
     }
 
     /// The head for an action space with box actions cut into `bins` tokens
-    /// per component (`bins` 0: [`ActionHead::for_space`]'s head).
-    pub fn for_space_binned(space: &Space, bins: usize) -> Result<Self> {
+    /// per component, spaced by `spacing`, acting `greedy` when deterministic
+    /// (`bins` 0: [`ActionHead::for_space`]'s head).
+    pub fn for_space_binned(
+        space: &Space,
+        bins: usize,
+        spacing: BinSpacing,
+        greedy: GreedyToken,
+    ) -> Result<Self> {
         match (space, bins) {
             (_, 0) => Self::for_space(space),
             (Space::Box { low, high }, 2..) if low.iter().chain(high).all(|v| v.is_finite()) => {
@@ -70,6 +143,8 @@ impl ActionHead {
                     bins,
                     low: low.clone(),
                     high: high.clone(),
+                    spacing,
+                    greedy,
                 })
             }
             (Space::Box { .. }, 2..) => Err(LearnError::Config(
@@ -124,9 +199,13 @@ impl ActionHead {
     fn category_value(&self, k: usize, index: usize) -> f32 {
         match self {
             Self::Categorical { start, .. } => (index as i64 + start[k]) as f32,
-            Self::Binned { bins, low, high } => {
-                low[k] + (high[k] - low[k]) * index as f32 / (*bins - 1) as f32
-            }
+            Self::Binned {
+                bins,
+                low,
+                high,
+                spacing,
+                ..
+            } => spacing.value(index, *bins, low[k], high[k]),
             Self::Gaussian { .. } => index as f32,
         }
     }
@@ -142,11 +221,13 @@ impl ActionHead {
                 Self::Categorical { nvec, start } => {
                     (a as i64 - start[k]).clamp(0, nvec[k] as i64 - 1) as f32
                 }
-                Self::Binned { bins, low, high } => {
-                    let width = (high[k] - low[k]).max(f32::MIN_POSITIVE);
-                    let x = ((a - low[k]) / width * (*bins - 1) as f32).round();
-                    x.clamp(0.0, (*bins - 1) as f32)
-                }
+                Self::Binned {
+                    bins,
+                    low,
+                    high,
+                    spacing,
+                    ..
+                } => spacing.nearest(a, *bins, low[k], high[k]) as f32,
             };
         }
     }
@@ -199,7 +280,15 @@ impl ActionHead {
                     };
                     logp += logits[index] - log_z;
                     stored[k] = index as f32;
-                    env_action[k] = self.category_value(k, index);
+                    env_action[k] = match self {
+                        Self::Binned {
+                            greedy: GreedyToken::Mean,
+                            ..
+                        } if deterministic => (0..n)
+                            .map(|i| (logits[i] - log_z).exp() * self.category_value(k, i))
+                            .sum(),
+                        _ => self.category_value(k, index),
+                    };
                 }
                 logp
             }
@@ -354,7 +443,8 @@ mod tests {
             low: vec![-1.0, 0.0],
             high: vec![1.0, 2.0],
         };
-        let head = ActionHead::for_space_binned(&space, 5).unwrap();
+        let head =
+            ActionHead::for_space_binned(&space, 5, BinSpacing::Even, GreedyToken::Mode).unwrap();
         assert_eq!(
             (head.param_dim(), head.action_dim(), head.units()),
             (10, 2, 2)
@@ -396,13 +486,14 @@ mod tests {
             (&bounded, 1, "at least 2"),
             (&discrete, 5, "box actions"),
         ] {
-            let error = ActionHead::for_space_binned(space, bins)
-                .unwrap_err()
-                .to_string();
+            let error =
+                ActionHead::for_space_binned(space, bins, BinSpacing::Even, GreedyToken::Mode)
+                    .unwrap_err()
+                    .to_string();
             assert!(error.contains(says), "{error}");
         }
         assert!(matches!(
-            ActionHead::for_space_binned(&bounded, 0).unwrap(),
+            ActionHead::for_space_binned(&bounded, 0, BinSpacing::Even, GreedyToken::Mode).unwrap(),
             ActionHead::Gaussian { .. }
         ));
     }
@@ -413,7 +504,8 @@ mod tests {
             low: vec![-1.0, 0.0],
             high: vec![1.0, 2.0],
         };
-        let head = ActionHead::for_space_binned(&space, 5).unwrap();
+        let head =
+            ActionHead::for_space_binned(&space, 5, BinSpacing::Even, GreedyToken::Mode).unwrap();
         let mut stored = [0.0; 2];
         // Bins of component 0 sit at -1, -0.5, 0, 0.5, 1; of component 1 at 0, 0.5, …, 2.
         head.stored_from_action(&[0.3, 1.9], &mut stored);
@@ -433,5 +525,61 @@ mod tests {
         let mut index = [0.0];
         discrete.stored_from_action(&[1.0], &mut index);
         assert_eq!(index, [2.0], "the env's value minus the start");
+    }
+
+    #[test]
+    fn square_bins_crowd_toward_the_centre_and_read_back_to_the_nearest() {
+        let space = Space::Box {
+            low: vec![-1.0, 0.0],
+            high: vec![1.0, 4.0],
+        };
+        let head = ActionHead::for_space_binned(&space, 21, BinSpacing::Square, GreedyToken::Mode)
+            .unwrap();
+        // u = -1, -0.9, …, 1: values u·|u| of the half range around the centre.
+        let value = |k, i| head.category_value(k, i);
+        assert_eq!((value(0, 0), value(0, 10), value(0, 20)), (-1.0, 0.0, 1.0));
+        assert!((value(0, 11) - 0.01).abs() < 1e-6, "{}", value(0, 11));
+        assert!((value(0, 19) - 0.81).abs() < 1e-6, "{}", value(0, 19));
+        assert!((value(1, 12) - (2.0 + 2.0 * 0.04)).abs() < 1e-6);
+        // Every value reads back as its own bin; between two, the nearer wins.
+        let mut stored = [0.0; 2];
+        for i in 0..21 {
+            head.stored_from_action(&[value(0, i), value(1, i)], &mut stored);
+            assert_eq!(stored, [i as f32; 2]);
+        }
+        // 0.03 lies between 0.01 (bin 11) and 0.04 (bin 12), nearer 0.04;
+        // an even 21-bin head would read it as 0 (bin 10).
+        head.stored_from_action(&[0.03, 2.0 - 0.012], &mut stored);
+        assert_eq!(stored, [12.0, 9.0]);
+        let even =
+            ActionHead::for_space_binned(&space, 21, BinSpacing::Even, GreedyToken::Mode).unwrap();
+        even.stored_from_action(&[0.03, 2.0], &mut stored);
+        assert_eq!(stored, [10.0, 10.0]);
+    }
+
+    #[test]
+    fn a_mean_greedy_head_acts_the_tokens_mean_value() {
+        let space = Space::uniform_box(1, -1.0, 1.0);
+        let head = |greedy| ActionHead::for_space_binned(&space, 3, BinSpacing::Even, greedy);
+        // Bins at -1, 0, 1 with probabilities 0.1, 0.5, 0.4: mode 0, mean 0.3.
+        let params = [0.1f32.ln(), 0.5f32.ln(), 0.4f32.ln()];
+        let mut rng = EnvRng::seed_from_u64(0);
+        let (mut stored, mut action) = ([0.0], [0.0]);
+        let mode = head(GreedyToken::Mode).unwrap();
+        mode.sample(&params, &[], &mut rng, true, &mut stored, &mut action);
+        assert_eq!((stored, action), ([1.0], [0.0]));
+        let mean = head(GreedyToken::Mean).unwrap();
+        let logp = mean.sample(&params, &[], &mut rng, true, &mut stored, &mut action);
+        assert!((action[0] - 0.3).abs() < 1e-5, "{action:?}");
+        assert_eq!(stored, [1.0], "the stored token stays the mode");
+        assert!((logp - 0.5f32.ln()).abs() < 1e-5);
+        // Sampling is the same distribution either way.
+        let mut draws = (EnvRng::seed_from_u64(3), EnvRng::seed_from_u64(3));
+        let (mut a, mut b) = ([0.0], [0.0]);
+        for _ in 0..20 {
+            mode.sample(&params, &[], &mut draws.0, false, &mut stored, &mut a);
+            mean.sample(&params, &[], &mut draws.1, false, &mut stored, &mut b);
+            assert_eq!(a, b);
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! Networks, apart from the algorithms that train them: MLPs and their fused layer, action heads,
-//! image encoders, the instruction encoder, the actor-critic, squashed and deterministic actors, twin
+//! image encoders, the instruction encoder, a fixed standardisation of the state, the actor-critic, squashed and deterministic actors, twin
 //! critics, the transformer sequence policy and the turn critic of multi-turn answers.
 
 pub mod acting;
@@ -16,6 +16,7 @@ pub mod linear;
 pub mod mlp;
 pub mod sequence;
 pub mod squashed;
+pub mod standardize;
 pub mod tanh;
 pub mod transformer;
 pub mod turn_critic;

@@ -1,29 +1,22 @@
-//! Demonstrations: an env's scripted expert run on the env stack a learner
-//! sees (pixels included), its successful episodes kept — `per_instruction`
-//! of every distinct instruction — and written to one safetensors file
-//! (pixels as bytes, a quarter of their size as floats).
+//! Demonstrations files: observation rows of an env stack a learner sees
+//! (pixels included) and the scripted expert's action at each — from its
+//! own successful episodes or a learner's (DAgger, [`super::record`]) — in
+//! one safetensors file (pixels as bytes, a quarter of their size as floats).
 
 use crate::base::error::{LearnError, Result};
-use crate::base::seeds::learner_rng;
 use crate::base::tensor::{le_bytes, le_floats};
-use crate::env::{EnvSource, base};
+use crate::env::EnvSource;
 use crate::nets::encoder::ObsLayout;
 use crate::nets::head::standard_normal;
-use proprio::render::ObsMode;
-use proprio::{ActMode, AutoresetMode, EnvRng, Space, VecOptions};
+use proprio::{ActMode, EnvRng, Space};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// Envs the expert runs side by side (fixed, so the file does not depend on the machine).
 pub const DEMO_ENVS: usize = 32;
-
-/// An instruction counts as seen once this many finished episodes per known
-/// instruction brought no new one (with 14 instructions drawn template-uniformly
-/// the rarest is missed with probability below 1e-4).
-const QUIET_EPISODES_PER_INSTRUCTION: usize = 20;
 
 /// The metadata key of the header in the file.
 const HEADER_KEY: &str = "proprio_demos";
@@ -53,6 +46,25 @@ pub struct DemoHeader {
     /// envs receive, in action units (the recorded actions stay the expert's).
     #[serde(default)]
     pub noise: f32,
+    /// DAgger rounds whose rows follow the expert's own episodes, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<DaggerRound>,
+}
+
+/// One DAgger round: episodes a learner acted in, every state labelled with
+/// the expert's action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DaggerRound {
+    /// The policy that acted (a run directory, as the caller names it).
+    pub policy: String,
+    /// Chance that a step acted the expert's action instead of the policy's (DAgger's β).
+    pub beta: f32,
+    /// Seed of the env streams and the mixing.
+    pub seed: u64,
+    /// Episodes recorded, successful or not.
+    pub episodes: usize,
+    /// Of them, successes.
+    pub successes: usize,
 }
 
 /// Observation and action rows of kept episodes, in order.
@@ -86,6 +98,35 @@ impl Demonstrations {
             *start += rows;
             Some(range)
         }))
+    }
+
+    /// Appends `later`'s episodes (a DAgger round on the same env stack)
+    /// after these: DAgger's aggregated dataset.
+    pub fn aggregate(&mut self, later: Demonstrations) -> Result<()> {
+        let (ours, theirs) = (&self.header, &later.header);
+        if ours.env != theirs.env || ours.obs_dim != theirs.obs_dim {
+            return Err(LearnError::Config(format!(
+                "demonstrations of {} (config {}, {} observation values) cannot join those of {} (config {}, {})",
+                theirs.env.id,
+                theirs.env.config,
+                theirs.obs_dim,
+                ours.env.id,
+                ours.env.config,
+                ours.obs_dim
+            )));
+        }
+        if self.episode_rows.is_empty() || later.episode_rows.is_empty() {
+            return Err(LearnError::Config(
+                "a demonstrations file from before episodes were recorded cannot be aggregated; record it again with `proprio demos`".into(),
+            ));
+        }
+        self.header.episodes += later.header.episodes;
+        self.header.instructions = self.header.instructions.max(later.header.instructions);
+        self.header.rounds.extend(later.header.rounds);
+        self.obs.extend(later.obs);
+        self.actions.extend(later.actions);
+        self.episode_rows.extend(later.episode_rows);
+        Ok(())
     }
 
     /// Writes the file (refusing to replace one).
@@ -246,135 +287,6 @@ fn pixel_mask(header: &DemoHeader) -> Result<Vec<bool>> {
             .fill(true);
     }
     Ok(mask)
-}
-
-/// Runs `source`'s scripted expert until every instruction it draws has
-/// `per_instruction` successful episodes (an env without an instruction:
-/// `per_instruction` episodes in all), from env streams of `seed`. With
-/// `noise` > 0 the envs act the expert's action plus Gaussian noise while
-/// the expert's own is recorded (DART, Laskey et al. 2017): the
-/// demonstrations then show how the expert recovers from the drift a
-/// cloned policy makes, not only its ideal path.
-pub fn collect(
-    source: &EnvSource,
-    per_instruction: usize,
-    noise: f32,
-    seed: u64,
-) -> Result<Demonstrations> {
-    if per_instruction == 0 {
-        return Err(LearnError::Config(
-            "per_instruction must be at least 1".into(),
-        ));
-    }
-    if !(noise.is_finite() && noise >= 0.0) {
-        return Err(LearnError::Config(format!(
-            "noise must be a non-negative number, got {noise}"
-        )));
-    }
-    let mut rng = learner_rng(seed);
-    if !matches!(source.obs.mode, ObsMode::State | ObsMode::RgbState) {
-        return Err(LearnError::Config(
-            "the scripted expert reads the env's state: demonstrations need --obs state or rgb+state".into(),
-        ));
-    }
-    let options = VecOptions {
-        autoreset: AutoresetMode::Disabled,
-        threads: None,
-        backend: source.backend,
-    };
-    let (mut venv, _) = base(source, DEMO_ENVS, options)?;
-    let mut expert = StateAgent::expert(source, venv.spec())?;
-    let obs_space = venv.spec().observation_space.clone();
-    let action_space = venv.spec().action_space.clone();
-    let (d, a) = (obs_space.flat_dim(), action_space.flat_dim());
-    let tokens = ObsLayout::new(&obs_space)?.tokens().to_vec();
-    let instruction = |row: &[f32]| -> Vec<i64> {
-        tokens
-            .iter()
-            .flat_map(|&(at, len)| row[at..at + len].iter().map(|&t| t as i64))
-            .collect()
-    };
-    let n = DEMO_ENVS;
-    let mut actions = vec![0.0; n * a];
-    let mut acted = vec![0.0; n * a];
-    let mut episode: Vec<(Vec<f32>, Vec<f32>)> = vec![Default::default(); n];
-    let mut kept: BTreeMap<Vec<i64>, usize> = BTreeMap::new();
-    let mut demos = Demonstrations {
-        header: DemoHeader {
-            env: source.clone(),
-            obs_dim: d,
-            action_dim: a,
-            episodes: 0,
-            per_instruction,
-            instructions: 0,
-            expert_episodes: 0,
-            expert_successes: 0,
-            seed,
-            noise,
-        },
-        obs: Vec::new(),
-        actions: Vec::new(),
-        episode_rows: Vec::new(),
-    };
-    let mut quiet = 0;
-    venv.reset(Some(seed), None)?;
-    loop {
-        let obs = &venv.batch().obs;
-        expert.act(obs, &mut actions)?;
-        acted.copy_from_slice(&actions);
-        if let (Space::Box { low, high }, true) = (&action_space, noise > 0.0) {
-            perturb(&mut acted, noise, low, high, &mut rng);
-        }
-        for (i, (o, act)) in episode.iter_mut().enumerate() {
-            o.extend_from_slice(&obs[i * d..(i + 1) * d]);
-            act.extend_from_slice(&actions[i * a..(i + 1) * a]);
-        }
-        venv.step(&acted)?;
-        let b = venv.batch();
-        let finished: Vec<bool> = (0..n).map(|i| b.done(i)).collect();
-        for i in (0..n).filter(|&i| finished[i]) {
-            let (o, act) = std::mem::take(&mut episode[i]);
-            let h = &mut demos.header;
-            h.expert_episodes += 1;
-            let key = instruction(&o[..d]);
-            quiet = if kept.contains_key(&key) {
-                quiet + 1
-            } else {
-                0
-            };
-            let count = kept.entry(key).or_insert(0);
-            if b.infos[i].get("success").unwrap_or(0.0) > 0.0 {
-                h.expert_successes += 1;
-                if *count < per_instruction {
-                    *count += 1;
-                    h.episodes += 1;
-                    demos.episode_rows.push(act.len() / a);
-                    demos.obs.extend_from_slice(&o);
-                    demos.actions.extend_from_slice(&act);
-                }
-            }
-        }
-        let complete = !kept.is_empty() && kept.values().all(|&c| c >= per_instruction);
-        if complete && quiet >= QUIET_EPISODES_PER_INSTRUCTION * kept.len() {
-            break;
-        }
-        let h = &demos.header;
-        if h.expert_episodes > 50 * (per_instruction + QUIET_EPISODES_PER_INSTRUCTION) * kept.len()
-        {
-            let short = kept.values().filter(|&&c| c < per_instruction).count();
-            return Err(LearnError::Config(format!(
-                "the scripted expert succeeded in {} of {} episodes; {short} of {} instructions still lack {per_instruction} successful episodes",
-                h.expert_successes,
-                h.expert_episodes,
-                kept.len()
-            )));
-        }
-        if finished.contains(&true) {
-            venv.reset_envs(&finished, None)?;
-        }
-    }
-    demos.header.instructions = kept.len();
-    Ok(demos)
 }
 
 /// Adds Gaussian noise of standard deviation `noise` to every action value

@@ -11,9 +11,11 @@
 
 pub mod demos;
 pub mod frames;
+pub mod record;
 
-pub use demos::{DemoHeader, Demonstrations, collect};
+pub use demos::{DaggerRound, DemoHeader, Demonstrations};
 pub use frames::{EpisodeFrames, FrameEpisodes, Player, demo_frames, rollout_frames};
+pub use record::{collect, dagger};
 
 use crate::base::adam::adam;
 use crate::base::error::{LearnError, Result};
@@ -26,8 +28,9 @@ use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::actor::{Actor, ControlPolicy};
 use crate::nets::actor_critic::AgentShape;
 use crate::nets::encoder::CnnConfig;
-use crate::nets::head::ActionHead;
+use crate::nets::head::{BinSpacing, GreedyToken};
 use crate::nets::instruction::TextConfig;
+use crate::nets::standardize::Standardize;
 use crate::run::{Progress, RunInfo, to_json};
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
@@ -56,6 +59,18 @@ crate::base::hyper::hyperparameters! {
         pub hidden: Vec<usize>,
         /// Box actions as this many values per component, one token each (0: a Gaussian).
         pub action_bins: usize,
+        /// Where those values lie (`even` or `square`, PPO's key).
+        #[serde(default)]
+        pub action_bin_spacing: BinSpacing,
+        /// What the deterministic policy acts with those tokens: each one's
+        /// `mode` (RT-2) or its `mean` value, between bins (PPO's key).
+        #[serde(default)]
+        pub action_bin_greedy: GreedyToken,
+        /// Standardise the state values with the demonstrations' mean and
+        /// standard deviation, fixed and saved in the weights (GRPO `--init`
+        /// from the clone sets it too).
+        #[serde(default)]
+        pub standardize_state: bool,
         /// The CNN image observations go through first.
         pub cnn: CnnConfig,
         /// The encoder of an instruction's tokens.
@@ -78,6 +93,9 @@ impl Default for BcConfig {
             max_grad_norm: 1.0,
             hidden: vec![64, 64],
             action_bins: 0,
+            action_bin_spacing: BinSpacing::Even,
+            action_bin_greedy: GreedyToken::Mode,
+            standardize_state: false,
             cnn: CnnConfig::default(),
             text: TextConfig::default(),
             critic_only: Vec::new(),
@@ -97,6 +115,9 @@ impl BcConfig {
             text: self.text.clone(),
             critic_only: self.critic_only.clone(),
             action_bins: self.action_bins,
+            action_bin_spacing: self.action_bin_spacing,
+            action_bin_greedy: self.action_bin_greedy,
+            standardize_state: self.standardize_state,
             ..AgentShape::default()
         }
     }
@@ -166,7 +187,7 @@ impl Bc {
                 source.id
             )));
         }
-        let head = ActionHead::for_space_binned(&spec.action_space, cfg.action_bins)?;
+        let head = cfg.shape().action_head(&spec.action_space)?;
         let a = head.action_dim();
         let mut targets = vec![0.0; demos.actions.len()];
         for (stored, action) in targets.chunks_mut(a).zip(demos.actions.chunks(a)) {
@@ -175,7 +196,13 @@ impl Bc {
         let device = device.autodiff();
         let mut rng = learner_rng(seed);
         let obs_space = source.observation_space()?;
-        let actor = ControlPolicy::new(&obs_space, head, &cfg.shape(), &device, &mut rng)?;
+        let mut actor = ControlPolicy::new(&obs_space, head, &cfg.shape(), &device, &mut rng)?;
+        if cfg.standardize_state {
+            let d = obs_space.flat_dim();
+            let components = obs_space.normalized_components();
+            let fitted = Standardize::fitted(&demos.obs, d, &components, &device);
+            actor.nets.standardize = Some(fitted);
+        }
         Ok(Self {
             optim: adam(cfg.adam_eps),
             cfg,

@@ -4,6 +4,7 @@
 
 use crate::nets::actor_critic::AgentShape;
 use crate::nets::encoder::CnnConfig;
+use crate::nets::head::{BinSpacing, GreedyToken};
 use crate::nets::instruction::TextConfig;
 use crate::nets::sequence::SequenceShape;
 use serde::{Deserialize, Serialize};
@@ -107,6 +108,19 @@ crate::base::hyper::hyperparameters! {
         /// and clipped ratio; 0: a Gaussian, one term per action.
         #[serde(default)]
         pub action_bins: usize,
+        /// Where those values lie: `even` (RT-2), or `square`, crowded toward
+        /// the centre for a delta controller's fine moves (PPO's key).
+        #[serde(default)]
+        pub action_bin_spacing: BinSpacing,
+        /// What the deterministic policy acts with those tokens: each one's
+        /// `mode` (RT-2) or its `mean` value, between bins (PPO's key).
+        #[serde(default)]
+        pub action_bin_greedy: GreedyToken,
+        /// Standardise the state values with fixed statistics in the weights:
+        /// behaviour cloning's (`--init` from a clone trained with it); a
+        /// network from scratch keeps the identity.
+        #[serde(default)]
+        pub standardize_state: bool,
         /// The CNN image observations go through first, for control envs (PPO's `cnn`).
         #[serde(default)]
         pub cnn: CnnConfig,
@@ -162,6 +176,9 @@ impl Default for GrpoConfig {
             vf_coef: 0.5,
             hidden: vec![64, 64],
             action_bins: 0,
+            action_bin_spacing: BinSpacing::Even,
+            action_bin_greedy: GreedyToken::Mode,
+            standardize_state: false,
             cnn: CnnConfig::default(),
             text: TextConfig::default(),
             critic_only: Vec::new(),
@@ -219,6 +236,9 @@ impl GrpoConfig {
             text: self.text.clone(),
             critic_only: self.critic_only.clone(),
             action_bins: self.action_bins,
+            action_bin_spacing: self.action_bin_spacing,
+            action_bin_greedy: self.action_bin_greedy,
+            standardize_state: self.standardize_state,
             ..AgentShape::default()
         }
     }

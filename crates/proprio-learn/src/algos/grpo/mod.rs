@@ -27,7 +27,6 @@ use crate::env::{EnvSource, Evaluation, NormalizerStats, base, evaluate_on, eval
 use crate::learner::{Cadence, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::actor::{Actor, ControlPolicy};
-use crate::nets::head::ActionHead;
 use crate::nets::sequence::SequencePolicy;
 use crate::run::{Progress, RunInfo, parse_config, to_json};
 use advantage::all_equal;
@@ -163,7 +162,7 @@ impl Grpo<ControlPolicy> {
             temperature: cfg.temperature,
         };
         let mut learner = Self::new(envs, cfg, seed, device, threads, |spec, device, rng| {
-            let head = ActionHead::for_space_binned(&spec.action_space, shape.action_bins)?;
+            let head = shape.action_head(&spec.action_space)?;
             ControlPolicy::new(&spec.observation_space, head, &shape, device, rng)
         })?;
         learner.description = Some(description);

@@ -3,6 +3,7 @@
 
 use crate::nets::actor_critic::AgentShape;
 use crate::nets::encoder::CnnConfig;
+use crate::nets::head::{BinSpacing, GreedyToken};
 use crate::nets::instruction::TextConfig;
 use serde::{Deserialize, Serialize};
 
@@ -93,6 +94,19 @@ crate::base::hyper::hyperparameters! {
         /// 0: a Gaussian.
         #[serde(default)]
         pub action_bins: usize,
+        /// Where those values lie: `even` (RT-2), or `square`, crowded toward
+        /// the centre for a delta controller's fine moves.
+        #[serde(default)]
+        pub action_bin_spacing: BinSpacing,
+        /// What the deterministic policy acts with those tokens: each one's
+        /// `mode` (RT-2) or its `mean` value, between bins (PPO's key).
+        #[serde(default)]
+        pub action_bin_greedy: GreedyToken,
+        /// Standardise the state values with fixed statistics in the weights:
+        /// behaviour cloning's (`--init` from a clone trained with it); a
+        /// network from scratch keeps the identity.
+        #[serde(default)]
+        pub standardize_state: bool,
         /// Exploration-noise schedule: log σ is capped at a bound that falls
         /// linearly from `log_std_init` to this over training (Learning to Fly's
         /// decaying exploration noise), so late rollouts are nearly as steady as
@@ -136,6 +150,9 @@ impl PpoConfig {
             bound_coef: 0.0,
             log_std_init: 0.0,
             action_bins: 0,
+            action_bin_spacing: BinSpacing::Even,
+            action_bin_greedy: GreedyToken::Mode,
+            standardize_state: false,
             log_std_final: None,
             adam_eps: 1e-5,
             eval_every: 10_000,
@@ -169,6 +186,9 @@ impl PpoConfig {
             squash_mean: self.squash_mean,
             log_std_init: self.log_std_init,
             action_bins: self.action_bins,
+            action_bin_spacing: self.action_bin_spacing,
+            action_bin_greedy: self.action_bin_greedy,
+            standardize_state: self.standardize_state,
         }
     }
 

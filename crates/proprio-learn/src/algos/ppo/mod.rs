@@ -93,7 +93,7 @@ impl Ppo {
         let mut env = TrainEnv::new(&source, cfg.num_envs, threads, normalization, cfg.gamma)?;
         env.venv().reset(Some(seed), None)?;
         let spec = env.venv_ref().spec().clone();
-        let head = ActionHead::for_space_binned(&spec.action_space, cfg.action_bins)?;
+        let head = cfg.shape().action_head(&spec.action_space)?;
         let obs_space = &spec.observation_space;
         let obs_dim = obs_space.flat_dim();
         // The rollout on the host and its copy as tensors for the update.
