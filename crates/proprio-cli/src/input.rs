@@ -121,18 +121,6 @@ pub struct ObsArgs {
 }
 
 impl ObsArgs {
-    /// The observation options when none of the flags is passed.
-    pub fn default_options() -> ObsOptions {
-        #[derive(clap::Parser)]
-        struct Defaults {
-            #[command(flatten)]
-            obs: ObsArgs,
-        }
-        <Defaults as clap::Parser>::parse_from(["defaults"])
-            .obs
-            .options()
-    }
-
     /// The library's observation options.
     pub fn options(&self) -> ObsOptions {
         ObsOptions {

@@ -114,11 +114,23 @@ fn expert(args: &DemosArgs, env: &str) -> Result<Demonstrations, Failure> {
     collect(&source, args.per_instruction, args.noise, args.seed).map_err(fail)
 }
 
+/// The observation options when none of the observation flags is passed.
+fn default_obs() -> proprio::render::ObsOptions {
+    #[derive(clap::Parser)]
+    struct Defaults {
+        #[command(flatten)]
+        obs: input::ObsArgs,
+    }
+    <Defaults as clap::Parser>::parse_from(["defaults"])
+        .obs
+        .options()
+}
+
 /// A DAgger round: `run`'s policy acts on its own env stack, the expert labels.
 fn labelled(args: &DemosArgs, run: &Path) -> Result<Demonstrations, Failure> {
     let policy = Policy::load(run).map_err(fail)?;
     let trained = policy.env();
-    if args.obs.options() != input::ObsArgs::default_options() {
+    if args.obs.options() != default_obs() {
         return Err(Failure(format!(
             "--dagger acts on {}'s own observations; leave out --obs, --image-size, --camera and --frame-stack",
             run.display()
