@@ -190,20 +190,21 @@ fn record(
             };
             let count = kept.entry(key).or_insert(0);
             let success = b.infos[i].get("success").unwrap_or(0.0) > 0.0;
+            // The expert's episodes count whether kept or not; a learner's all are kept.
+            let wanted = *count < per_instruction;
             let keep = match &mut acting {
                 Acting::Expert(_) => {
                     demos.header.expert_episodes += 1;
                     demos.header.expert_successes += usize::from(success);
-                    success
+                    wanted && success
                 }
                 Acting::Learner { round, .. } => {
-                    let keep = *count < per_instruction;
-                    round.episodes += usize::from(keep);
-                    round.successes += usize::from(keep && success);
-                    true
+                    round.episodes += usize::from(wanted);
+                    round.successes += usize::from(wanted && success);
+                    wanted
                 }
             };
-            if keep && *count < per_instruction {
+            if keep {
                 *count += 1;
                 demos.header.episodes += 1;
                 demos.episode_rows.push(act.len() / a);
