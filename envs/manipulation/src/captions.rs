@@ -119,7 +119,7 @@ pub fn instruct(obs: &[f32]) -> Option<String> {
     // flags and each cube from the TCP (3), then the instruction's tokens.
     let cubes = (3..=CUBE_COLOURS.len()).find(|c| obs.len() == 29 + 17 * c + INSTRUCTION_TOKENS)?;
     let (state, tokens) = obs.split_at(obs.len() - INSTRUCTION_TOKENS);
-    let instruction = instruct::vocabulary(cubes).read(tokens)?;
+    let instruction = instruct::understood(tokens, cubes)?;
     let position = |i: usize| Vec3::from_slice(&state[26 + 13 * i..]);
     let grasped = |i: usize| state[29 + 13 * cubes + i] > 0.5;
     let from_tcp = |i: usize| norm(&state[29 + 14 * cubes + 3 * i..][..3]);

@@ -1,20 +1,8 @@
 //! The config of every manipulation task (serde, with defaults) and its validated form.
 
+use crate::instruct::{Instruction, Split, Typed};
 use crate::panda::MAX_CUBES;
 use serde::{Deserialize, Serialize};
-
-/// Which instructions a run draws (config key `split`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Split {
-    /// The training combinations (the default).
-    #[default]
-    Train,
-    /// The held-out combinations, never drawn in training.
-    HeldOut,
-    /// Every combination.
-    All,
-}
 
 /// How an action drives the arm (ManiSkill's controller names); the last
 /// action component always drives the gripper (−1 closed, +1 open).
@@ -87,6 +75,15 @@ impl TaskKind {
         }
     }
 
+    /// The single-cube task `instruction` asks for, whose plan and hold it shares.
+    pub fn instructed(instruction: Instruction) -> TaskKind {
+        match instruction {
+            Instruction::Push { .. } => Self::PushCube,
+            Instruction::PickUp { .. } => Self::PickCube,
+            Instruction::PutOn { .. } => Self::StackCube,
+        }
+    }
+
     /// The controller a task uses unless the config names another.
     pub fn default_control(self) -> ControlMode {
         match self {
@@ -122,9 +119,14 @@ pub struct ManipConfig {
     /// instruct-v0: coloured cubes in the scene, 3 or 4 (default 3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cubes: Option<usize>,
-    /// instruct-v0: which instruction combinations episodes draw: `train`, `held_out` or `all`.
+    /// instruct-v0: which episodes are drawn: `train`, `held_out`, `all`,
+    /// or the out-of-distribution `vision`, `semantic`, `position`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<Split>,
+    /// instruct-v0: every episode's instruction, verbatim (its CLIP tokens
+    /// are observed; success follows the template it parses to).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
     /// instruct-v0: pay the staged dense reward of the instructed task
     /// instead of the binary success reward (for actor-critic baselines).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,6 +145,7 @@ impl Default for ManipConfig {
             cube_symmetry: false,
             cubes: None,
             split: None,
+            instruction: None,
             dense_reward: None,
         }
     }
@@ -185,8 +188,10 @@ pub struct Settings {
     pub cube_symmetry: bool,
     /// Cubes in the scene.
     pub cubes: usize,
-    /// Which instructions episodes draw (instruct).
+    /// Which episodes are drawn (instruct).
     pub split: Split,
+    /// The instruction a person typed, in every episode (instruct).
+    pub typed: Option<Typed>,
     /// Instruct pays the dense staged reward instead of the binary one.
     pub dense_reward: bool,
 }
@@ -212,9 +217,15 @@ impl Settings {
             return Err("goal_in_state must be true for stack-cube: its goal is cube B, which is part of the state".into());
         }
         let instruct = task == TaskKind::Instruct;
-        if !instruct && (c.cubes.is_some() || c.split.is_some() || c.dense_reward.is_some()) {
+        let own_keys = [
+            c.cubes.is_some(),
+            c.split.is_some(),
+            c.instruction.is_some(),
+        ];
+        if !instruct && (own_keys.contains(&true) || c.dense_reward.is_some()) {
             return Err(
-                "cubes, split and dense_reward are keys of manipulation/instruct-v0 only".into(),
+                "cubes, split, instruction and dense_reward are keys of manipulation/instruct-v0 only"
+                    .into(),
             );
         }
         let cubes = c.cubes.unwrap_or(task.cubes());
@@ -223,6 +234,14 @@ impl Settings {
                 "cubes must be 3 to {MAX_CUBES} (with 2, every put instruction would be held out), got {cubes}"
             ));
         }
+        let split = c.split.unwrap_or_default();
+        let typed = match &c.instruction {
+            Some(_) if matches!(split, Split::HeldOut | Split::All | Split::Semantic) => {
+                return Err("instruction sets every episode's instruction, so split must be train, vision or position".into());
+            }
+            Some(text) => Some(Typed::new(text, cubes)?),
+            None => None,
+        };
         Ok(Self {
             task,
             physics: c.physics,
@@ -234,7 +253,8 @@ impl Settings {
             goal_in_state: c.goal_in_state,
             cube_symmetry: c.cube_symmetry,
             cubes,
-            split: c.split.unwrap_or_default(),
+            split,
+            typed,
             dense_reward: c.dense_reward.unwrap_or(false),
         })
     }

@@ -24,12 +24,13 @@ mod scripted;
 pub mod task;
 mod visuals;
 
-pub use config::{ControlMode, ManipConfig, Physics, Settings, Split, TaskKind};
+pub use config::{ControlMode, ManipConfig, Physics, Settings, TaskKind};
 pub use controller::{
     ArmController, ControlState, EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT,
 };
 pub use entries::{INSTRUCT, PICK_CUBE, PUSH_CUBE, REACH, STACK_CUBE};
 pub use family::Manipulation;
+pub use instruct::Split;
 pub use panda::*;
 #[cfg(feature = "rapier")]
 pub use rapier::{ManipState, Parts, RapierKernel, Template, World, WorldState};

@@ -3,7 +3,7 @@
 //! ([`TaskState`]) and the success thresholds.
 
 use crate::controller::ControlState;
-use crate::instruct::Instruction;
+use crate::instruct::{Instruction, Phrasing};
 use crate::panda::BodyState;
 use crate::panda::CUBE_HALF;
 use glam::{Quat, Vec3};
@@ -31,6 +31,9 @@ pub struct TaskState {
     /// What the episode asks for (instruct-v0 only).
     #[serde(default)]
     pub instruction: Option<Instruction>,
+    /// The wording it is observed in (instruct-v0 only).
+    #[serde(default)]
+    pub phrasing: Phrasing,
 }
 
 /// What the tasks read of a physics, whichever computes it (rapier or the kernel).

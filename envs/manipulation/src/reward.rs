@@ -73,7 +73,7 @@ pub fn on_top(a: &BodyState, b: &BodyState) -> bool {
 /// (instruct: those of the instructed task — push, pick or stack).
 pub fn hold_steps(s: &Settings, t: &TaskState) -> u32 {
     let task = match (s.task, t.instruction) {
-        (TaskKind::Instruct, Some(instruction)) => instruction.task(),
+        (TaskKind::Instruct, Some(instruction)) => TaskKind::instructed(instruction),
         (TaskKind::Instruct, None) => TaskKind::StackCube,
         (task, _) => task,
     };

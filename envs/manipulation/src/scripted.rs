@@ -150,14 +150,14 @@ impl Scripted {
         let cube_at = |i: usize| 26 + 13 * i;
         let goal_at = cube_at(n);
         let flags = goal_at + 3;
-        let instruction = instruct::vocabulary(n).read(tokens);
+        let instruction = instruct::understood(tokens, n);
         let (kind, cube, goal) = match instruction {
             Some(i @ Instruction::PutOn { cube, on }) => (
-                i.task(),
+                TaskKind::instructed(i),
                 cube,
                 v3(obs, cube_at(on)) + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF),
             ),
-            Some(i) => (i.task(), i.cube(), v3(obs, goal_at)),
+            Some(i) => (TaskKind::instructed(i), i.cube(), v3(obs, goal_at)),
             None => (TaskKind::Reach, 0, tcp),
         };
         View {

@@ -3,7 +3,7 @@
 //! and the `info` entries, all through [`Measure`].
 
 use crate::config::{Settings, TaskKind};
-use crate::instruct::{self, INSTRUCTION_TOKENS, Instruction};
+use crate::instruct::{self, INSTRUCTION_TOKENS, Instruction, Phrasing, Split, words};
 pub use crate::measure::{
     Measure, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL, TaskState,
 };
@@ -73,6 +73,8 @@ pub struct Start {
     pub goal: Vec3,
     /// What the episode asks for (instruct only).
     pub instruction: Option<Instruction>,
+    /// The words it is observed in (instruct only).
+    pub phrasing: Phrasing,
 }
 
 /// Draws the start of an episode: arm near its rest pose, cubes and goal placed at random.
@@ -122,8 +124,15 @@ pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
             b + Vec3::new(0.0, 0.0, 2.0 * CUBE_HALF)
         }
         TaskKind::Instruct => {
-            let instruction = Instruction::draw(s.split, s.cubes, rng);
-            let placed = instruct::place_cubes(instruction, s.cubes, rng);
+            let (instruction, phrasing) = match s.typed {
+                Some(typed) => (typed.instruction, words::TYPED),
+                None => (Instruction::draw(s.split, s.cubes, rng), words::TEMPLATE),
+            };
+            let phrasing = match s.split {
+                Split::Semantic => rng.random_range(1..=words::PARAPHRASES),
+                _ => phrasing,
+            };
+            let placed = instruct::place_cubes(instruction, s.cubes, s.split.region(), rng);
             for (slot, (centre, yaw)) in cubes.iter_mut().zip(placed) {
                 *slot = (centre, yaw);
             }
@@ -133,6 +142,7 @@ pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
                 cubes,
                 goal: instruction.goal(&centres),
                 instruction: Some(instruction),
+                phrasing,
             };
         }
     };
@@ -141,6 +151,7 @@ pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
         cubes,
         goal,
         instruction: None,
+        phrasing: words::TEMPLATE,
     }
 }
 
@@ -413,7 +424,20 @@ fn observe_instruct(
         put(obs, at, (p.cube(i).position - tcp).to_array());
     }
     let tokens = t.instruction.map_or([0.0; INSTRUCTION_TOKENS], |i| {
-        *instruct::vocabulary(s.cubes).tokens(i)
+        observed_tokens(s, i, t.phrasing)
     });
     put(obs, at, tokens);
+}
+
+/// The token ids an instruction in `phrasing` is observed as: the typed
+/// text's own, or the vocabulary's row.
+pub fn observed_tokens(
+    s: &Settings,
+    instruction: Instruction,
+    phrasing: Phrasing,
+) -> [f32; INSTRUCTION_TOKENS] {
+    match (s.typed, phrasing) {
+        (Some(typed), words::TYPED) => typed.tokens,
+        _ => *instruct::vocabulary(s.cubes).tokens(instruction, phrasing),
+    }
 }

@@ -2,13 +2,41 @@
 //! colours, the goal marker, the instruction, the framing and the cameras.
 
 use crate::config::{Settings, TaskKind};
+use crate::instruct::Split;
+use crate::panda::{CUBE_COLOURS, MAX_CUBES};
 use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
 use glam::{Quat, Vec3};
 use proprio_core::{Framing, Pose, Scene, SceneCamera, Shape, Visual};
 
 pub(crate) const ARM: [f32; 4] = [0.92, 0.92, 0.90, 1.0];
 pub(crate) const FINGER: [f32; 4] = [0.20, 0.20, 0.22, 1.0];
-pub(crate) const TABLE: [f32; 4] = [0.62, 0.46, 0.30, 1.0];
+const TABLE: [f32; 4] = [0.62, 0.46, 0.30, 1.0];
+/// The vision split's table: slate instead of wood.
+const VISION_TABLE: [f32; 4] = [0.36, 0.39, 0.44, 1.0];
+/// The vision split's cubes: other shades of the same named colours
+/// (crimson, sky blue, lime, pale yellow), so the words still name them.
+const VISION_CUBES: [[f32; 4]; MAX_CUBES] = [
+    [0.60, 0.05, 0.25, 1.0],
+    [0.15, 0.65, 0.95, 1.0],
+    [0.55, 0.80, 0.10, 1.0],
+    [0.90, 0.88, 0.45, 1.0],
+];
+
+/// The colour of cube `i` in `s`'s episodes.
+pub fn cube_colour(s: &Settings, i: usize) -> [f32; 4] {
+    match s.split {
+        Split::Vision => VISION_CUBES[i % MAX_CUBES],
+        _ => CUBE_COLOURS[i % MAX_CUBES].1,
+    }
+}
+
+/// The table's colour in `s`'s episodes.
+pub fn table_colour(s: &Settings) -> [f32; 4] {
+    match s.split {
+        Split::Vision => VISION_TABLE,
+        _ => TABLE,
+    }
+}
 const GOAL: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
 
 pub(crate) fn pose(translation: Vec3, rotation: Quat) -> Pose {
@@ -45,7 +73,9 @@ pub(crate) fn dress(s: &Settings, t: &TaskState, tcp: Vec3, scene: &mut Scene) {
             .push(Visual::new(shape, pose(at, Quat::IDENTITY), GOAL));
     }
     if let Some(instruction) = t.instruction {
-        scene.text.push(instruction.text());
+        let tokens = crate::task::observed_tokens(s, instruction, t.phrasing);
+        let words = crate::instruct::words::spoken(&tokens);
+        scene.text.push(words.unwrap_or_else(|| instruction.text()));
     }
     scene.step_seconds = Some(1.0 / s.control_hz as f32);
     scene.framing = Framing {

@@ -48,6 +48,7 @@ fn scene(m: &KernelModel, q: [f32; 7], fingers: f32, cubes: &[(Vec3, Quat, Vec3)
         cubes: parked.map(|(x, y)| (Vec3::new(x, y, CUBE_HALF), 0.0)),
         goal: Vec3::ZERO,
         instruction: Some(Instruction::PickUp { cube: 3 }),
+        phrasing: 0,
     });
     for (c, (at, rotation, velocity)) in sim.cubes.iter_mut().zip(cubes) {
         c[..3].copy_from_slice(&at.to_array());

@@ -84,7 +84,7 @@ fn instructions_are_observed_as_clips_token_ids() {
             .into_iter()
             .find(|i| i.text() == text)
             .expect("a template writes this text");
-        let row = vocabulary.tokens(instruction);
+        let row = vocabulary.tokens(instruction, 0);
         assert_eq!(
             &row[..ids.len()],
             ids.iter().map(|&i| i as f32).collect::<Vec<_>>()

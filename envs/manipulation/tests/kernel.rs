@@ -29,6 +29,7 @@ fn scene(m: &KernelModel, cubes: [(Vec3, f32); 2]) -> Sim {
         cubes: [cubes[0], cubes[1], none, none],
         goal: Vec3::ZERO,
         instruction: None,
+        phrasing: 0,
     })
 }
 
@@ -383,6 +384,7 @@ fn the_scripted_grasp_lifts_a_cube_ten_centimetres_and_holds_it_without_slipping
         ],
         goal: start + Vec3::new(0.0, 0.0, 0.1),
         instruction: None,
+        phrasing: 0,
     });
     let dim = proprio_manipulation::task::obs_dim(m.settings());
     let mut obs = vec![0.0; dim];

@@ -73,6 +73,7 @@ fn the_work_around_the_physics_step_allocates_nothing() {
             control: controller.start(&q, tcp),
             instruction: (kind == TaskKind::Instruct)
                 .then_some(Instruction::PutOn { cube: 2, on: 0 }),
+            phrasing: 0,
         };
         let mut obs = vec![0.0; task::obs_dim(&settings)];
         let mut info = Info::default();

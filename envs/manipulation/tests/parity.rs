@@ -22,6 +22,7 @@ use proprio_core::parity::{Pair, close, relative};
 use proprio_core::rand::RngExt;
 use proprio_core::serde_json::json;
 use proprio_core::{ActMode, Batch, Registry, episode_rng};
+use proprio_manipulation::instruct::INSTRUCTION_TOKENS;
 
 const STEPS: usize = 300;
 const N: usize = 128;
@@ -205,6 +206,62 @@ fn gpu_kernel_matches_the_cpu_reference() {
             diverged * 100 <= STEPS * N * 8,
             "{id} ({control}): {diverged} of {} env-steps diverged",
             STEPS * N
+        );
+    }
+}
+
+/// The GPU observes an instruction in the episode's own words: the
+/// semantic split's paraphrases and a typed text's tokens, as the CPU does,
+/// at the first reset and after autoresets.
+#[test]
+fn gpu_observes_every_phrasing_as_the_cpu_does() {
+    let registry = Registry::with(proprio_manipulation::register);
+    for config in [
+        json!({"physics": "kernel", "split": "semantic"}),
+        json!({"physics": "kernel", "instruction": "place green onto the red one"}),
+    ] {
+        let Some(mut pair) = Pair::new(&registry, "manipulation/instruct-v0", &config, 32) else {
+            return;
+        };
+        let dim = pair.cpu.spec().observation_space.flat_dim();
+        let tokens = |batch: &Batch| -> Vec<Vec<f32>> {
+            batch
+                .obs
+                .chunks_exact(dim)
+                .map(|o| o[dim - INSTRUCTION_TOKENS..].to_vec())
+                .collect()
+        };
+        let mut rng = episode_rng(2, 0, 0);
+        let (mut ends, mut words) = (0, std::collections::HashSet::new());
+        pair.drive(
+            160,
+            |_, actions| {
+                for a in actions.iter_mut() {
+                    *a = 2.0 * rng.random::<f32>() - 1.0;
+                }
+            },
+            |_, cpu, gpu| {
+                let (c, g) = (cpu.batch(), gpu.batch());
+                assert_eq!(tokens(c), tokens(g), "{config}");
+                ends += c.has_final.iter().filter(|f| **f).count();
+                words.extend(
+                    tokens(c)
+                        .into_iter()
+                        .map(|t| t.iter().map(|v| *v as u32).collect::<Vec<_>>()),
+                );
+                Vec::new()
+            },
+        );
+        assert!(ends > 0, "{config}: no autoreset exercised");
+        let typed = config.get("instruction").is_some();
+        assert!(
+            if typed {
+                words.len() == 1
+            } else {
+                words.len() > 10
+            },
+            "{config}: {} wordings",
+            words.len()
         );
     }
 }

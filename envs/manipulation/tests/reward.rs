@@ -64,6 +64,7 @@ fn task(goal: Vec3) -> TaskState {
             targets: [0.0; 9],
         },
         instruction: None,
+        phrasing: 0,
     }
 }
 

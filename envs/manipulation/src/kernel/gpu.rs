@@ -9,34 +9,41 @@ use super::collide::MARGIN;
 use super::physics::{BAUMGARTE, GRAVITY, ITERATIONS, MAX_CONTACTS, SLOP, cube_mass};
 use super::state::{CUBE_FIELDS, CUBES, SLOTS, Sim, slot};
 use super::{IK_DAMPING, KernelModel, SOLVER_STEPS};
-use crate::config::{ControlMode, TaskKind};
+use crate::config::{ControlMode, Settings, TaskKind};
 use crate::controller::IK_ITERATIONS;
 use crate::controller::{EE_BOUNDS, EE_STEP, EE_TURN, FINGER_RANGE, JOINT_STEP, YAW_LIMIT};
-use crate::instruct::{INSTRUCTION_TOKENS, Instruction, LIFT, SIDE_LINE, vocabulary};
+use crate::instruct::words::{PHRASINGS, TYPED};
+use crate::instruct::{INSTRUCTION_TOKENS, Instruction, LIFT, Phrasing, SIDE_LINE};
 use crate::panda::TOUCH;
 use crate::panda::{CUBE_HALF, GRIP_FRICTION, TABLE_FRICTION, TABLE_HALF};
 use crate::reward::{PICK_STAGES, SQUEEZE, STACK_STAGES};
 use crate::task::{
     CUBE_SYMMETRIES, HAND_DOWN, PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, STACK_OFFSET, STILL,
-    WORKSPACE,
+    WORKSPACE, observed_tokens,
 };
 use proprio_core::Info;
 use proprio_gpu::GpuModel;
 use std::mem::offset_of;
 
-/// Rows of instruction token ids the shader looks up: template × cube × side or other cube.
-const TOKEN_TABLE: usize = 3 * CUBES * CUBES * INSTRUCTION_TOKENS;
+/// Rows of instruction token ids the shader looks up: phrasing × template × cube × side or other cube.
+const TOKEN_TABLE: usize = PHRASINGS * 3 * CUBES * CUBES * INSTRUCTION_TOKENS;
 
-/// Every instruction's token ids over `cubes` cubes at row
-/// `((template − 1) · CUBES + cube) · CUBES + arg` (the encoding's fields; zeros elsewhere).
-fn token_table(cubes: usize) -> Vec<f32> {
+/// Every instruction's token ids over `cubes` cubes in every phrasing at row
+/// `((phrasing · 3 + template − 1) · CUBES + cube) · CUBES + arg` (the
+/// encoding's fields; zeros elsewhere, and for a typed text only its own instruction's row).
+fn token_table(settings: &Settings) -> Vec<f32> {
     let mut table = vec![0.0; TOKEN_TABLE];
-    let words = vocabulary(cubes);
-    for instruction in Instruction::all(cubes) {
+    for instruction in Instruction::all(settings.cubes) {
         let [t, cube, arg, _] = instruction.encode().map(|v| v as usize);
-        let row = ((t - 1) * CUBES + cube) * CUBES + arg;
-        table[row * INSTRUCTION_TOKENS..(row + 1) * INSTRUCTION_TOKENS]
-            .copy_from_slice(words.tokens(instruction));
+        for phrasing in 0..PHRASINGS as Phrasing {
+            let typed = settings.typed.map(|t| t.instruction);
+            if phrasing == TYPED && typed != Some(instruction) {
+                continue;
+            }
+            let row = ((usize::from(phrasing) * 3 + t - 1) * CUBES + cube) * CUBES + arg;
+            table[row * INSTRUCTION_TOKENS..(row + 1) * INSTRUCTION_TOKENS]
+                .copy_from_slice(&observed_tokens(settings, instruction, phrasing));
+        }
     }
     table
 }
@@ -246,7 +253,7 @@ impl GpuModel for KernelModel {
         ]));
         bytes.extend(bytemuck::cast_slice(&arm_floats(self.arm()).0));
         let tokens = if instruct {
-            token_table(s.cubes)
+            token_table(s)
         } else {
             vec![0.0; TOKEN_TABLE]
         };

@@ -29,7 +29,7 @@ pub use state::{CUBE_FIELDS, CUBES, SLOTS, Sim};
 
 use crate::config::{Settings, TaskKind};
 use crate::controller::ControlState;
-use crate::instruct::Instruction;
+use crate::instruct::{Instruction, Phrasing, words};
 use crate::panda::BodyState;
 use crate::task::{self, BlowUp, Measure, Start, TaskState};
 use glam::{Quat, Vec3};
@@ -92,6 +92,7 @@ pub fn task_state(sim: &Sim) -> TaskState {
             targets: sim.targets,
         },
         instruction: Instruction::decode(sim.instruction, CUBES),
+        phrasing: sim.instruction[3] as Phrasing,
     }
 }
 
@@ -125,6 +126,7 @@ impl KernelModel {
         }
         sim.goal = start.goal.to_array();
         sim.instruction = start.instruction.map_or([0.0; 4], Instruction::encode);
+        sim.instruction[3] = f32::from(start.phrasing);
         let (tcp, hand) = self.arm.tcp(&self.arm.kinematics(&sim.q));
         sim.ee_position = tcp.to_array();
         sim.ee_rotation = hand.to_array();
@@ -222,6 +224,18 @@ impl ChunkedModel for KernelModel {
             return Err(format!(
                 "{:?} is not an instruction over {} cubes",
                 sim.instruction, self.settings.cubes
+            ));
+        }
+        let phrasing = sim.instruction[3];
+        let typed = self.settings.typed.is_some();
+        let known = phrasing.fract() == 0.0
+            && (0.0..=f32::from(words::PARAPHRASES)).contains(&phrasing)
+            || typed && phrasing == f32::from(words::TYPED);
+        if instruct && !known {
+            return Err(format!(
+                "phrasing {phrasing} is none of this env's wordings (0 to {}{})",
+                words::PARAPHRASES,
+                if typed { ", or the typed text's" } else { "" }
             ));
         }
         if sim.held < 0.0 || sim.held.fract() != 0.0 {

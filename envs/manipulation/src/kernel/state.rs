@@ -56,7 +56,8 @@ pub struct Sim {
     pub targets: [f32; 9],
     /// Whether both fingers touched each cube in the last step's contact detection (1) or not (0).
     pub grasp: [f32; CUBES],
-    /// instruct-v0's instruction ([`crate::instruct::Instruction::encode`]; zeros in the other tasks).
+    /// instruct-v0's instruction ([`crate::instruct::Instruction::encode`]) with
+    /// its phrasing last (zeros in the other tasks).
     pub instruction: [f32; 4],
     /// Impulse of each joint drive in the last step (warm start), N·s or N·m·s.
     pub drive_impulse: [f32; 9],

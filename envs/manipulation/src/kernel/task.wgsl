@@ -293,6 +293,7 @@ fn stack_progress(ia: u32, ib: u32, tcp: vec3<f32>) -> Progress {
 }
 
 // instruct-v0's instruction as (template 1-3, cube, side or other cube); template 0: none.
+// Its phrasing (instruct/words.rs) is the state's next value.
 fn instruction() -> vec3<u32> {
     return vec3<u32>(u32(s[F_INSTRUCTION]), u32(s[F_INSTRUCTION + 1u]), u32(s[F_INSTRUCTION + 2u]));
 }
@@ -521,9 +522,11 @@ fn observe(base: u32) {
         for (var i = 0u; i < P.cubes; i++) {
             put3(cube_at(i) - tcp);
         }
-        // The ids of instruction (t, cube, arg) are row ((t − 1) · CUBES + cube) · CUBES + arg of P.tokens.
+        // The ids of instruction (t, cube, arg) in phrasing p are row
+        // ((p · 3 + t − 1) · CUBES + cube) · CUBES + arg of P.tokens.
         let ins = instruction();
-        let row = select(0u, ((ins.x - 1u) * CUBES + ins.y) * CUBES + ins.z, ins.x > 0u);
+        let p = u32(s[F_INSTRUCTION + 3u]);
+        let row = select(0u, ((p * 3u + ins.x - 1u) * CUBES + ins.y) * CUBES + ins.z, ins.x > 0u);
         for (var k = 0u; k < INSTRUCTION_TOKENS; k++) {
             put(select(0.0, P.tokens[row * INSTRUCTION_TOKENS + k], ins.x > 0u));
         }

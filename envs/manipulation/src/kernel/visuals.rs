@@ -4,9 +4,9 @@
 
 use super::{Arm, Sim};
 use crate::config::Settings;
-use crate::panda::{BASE, CUBE_COLOURS, CUBE_HALF, MAX_CUBES, TABLE_HALF};
+use crate::panda::{BASE, CUBE_HALF, TABLE_HALF};
 use crate::task::TaskState;
-use crate::visuals::{ARM, FINGER, TABLE, dress, pose};
+use crate::visuals::{ARM, FINGER, cube_colour, dress, pose, table_colour};
 use glam::{Quat, Vec3};
 use proprio_core::{Scene, Shape, Visual};
 
@@ -33,7 +33,7 @@ pub fn scene(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scen
             half_extents: TABLE_HALF,
         },
         pose(Vec3::new(0.0, 0.0, -TABLE_HALF[2]), Quat::IDENTITY),
-        TABLE,
+        table_colour(s),
     ));
     for i in 0..s.cubes {
         let c = &sim.cubes[i];
@@ -45,7 +45,7 @@ pub fn scene(s: &Settings, arm: &Arm, sim: &Sim, t: &TaskState, scene: &mut Scen
                 Vec3::new(c[0], c[1], c[2]),
                 Quat::from_xyzw(c[3], c[4], c[5], c[6]),
             ),
-            CUBE_COLOURS[i % MAX_CUBES].1,
+            cube_colour(s, i),
         ));
     }
     dress(s, t, arm.tcp(&k).0, scene);

@@ -22,6 +22,7 @@ pub fn draw(
         cubes,
         goal,
         instruction,
+        phrasing,
     } = draw_start(s, rng);
     let physics = scene.start(&q, &cubes[..s.cubes]);
     let tcp = physics.tcp(scene.parts());
@@ -30,6 +31,7 @@ pub fn draw(
         held: 0,
         control: controller.start(&q, tcp),
         instruction,
+        phrasing,
     };
     (physics, task)
 }

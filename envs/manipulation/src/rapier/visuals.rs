@@ -4,9 +4,8 @@
 
 use super::world::{Parts, WorldState};
 use crate::config::Settings;
-use crate::panda::{CUBE_COLOURS, MAX_CUBES};
 use crate::task::TaskState;
-use crate::visuals::{ARM, FINGER, TABLE, dress, pose};
+use crate::visuals::{ARM, FINGER, cube_colour, dress, pose, table_colour};
 use glam::{Quat, Vec3};
 use proprio_core::{Scene, Shape, Visual};
 use rapier3d::prelude::*;
@@ -63,9 +62,9 @@ pub fn manipulation(s: &Settings, p: &WorldState, parts: &Parts, t: &TaskState, 
             .iter()
             .position(|c| c.is_some_and(|(_, col)| col == handle))
         {
-            CUBE_COLOURS[i % MAX_CUBES].1
+            cube_colour(s, i)
         } else if parent.is_none_or(|b| bodies[b].is_fixed()) {
-            TABLE
+            table_colour(s)
         } else {
             ARM
         };

@@ -1,14 +1,18 @@
 //! `manipulation/instruct-v0`'s instructions: three templates over the
 //! scene's coloured cubes and the table's four sides, the split of their
-//! combinations into training and held-out ones, the success test of each,
-//! and the instruction as CLIP token ids.
+//! combinations into training and held-out ones, the success test of each;
+//! their words and tokens in [`words`], where cubes start in [`place`].
 
-use crate::config::{Split, TaskKind};
-use crate::panda::{CUBE_COLOURS, CUBE_HALF, MAX_CUBES};
+pub mod place;
+pub mod words;
+
+pub use place::{Region, place_cubes};
+pub use words::{Phrasing, Typed, Vocabulary, understood, vocabulary};
+
+use crate::panda::{CUBE_COLOURS, CUBE_HALF};
 use glam::Vec3;
 use proprio_core::EnvRng;
 use proprio_core::rand::RngExt;
-use proprio_text::ClipTokenizer;
 use serde::{Deserialize, Serialize};
 
 /// Token ids an instruction's observation holds (start, words, end, then padding 0).
@@ -21,6 +25,41 @@ pub const LIFT: f32 = 0.05;
 pub const LIFT_GOAL: f32 = 0.1;
 /// Push's dense reward leads the cube this far past the side line, m.
 const PUSH_PAST: f32 = 0.03;
+
+/// Which episodes a run draws (config key `split`): the instruction
+/// combinations, and for the out-of-distribution splits (RL4VLA's three)
+/// the one thing each changes on the training combinations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// The training combinations (the default).
+    #[default]
+    Train,
+    /// The held-out combinations, never drawn in training.
+    HeldOut,
+    /// Every combination.
+    All,
+    /// Training combinations seen in other colours: other shades of each
+    /// cube's named colour and another table (what a camera sees; the
+    /// state is unchanged).
+    Vision,
+    /// Training combinations in words no training episode uses ("lift the
+    /// red block", "place green onto blue").
+    Semantic,
+    /// Training combinations with the cubes starting outside the training
+    /// square (in [`place::OUTSIDE`]).
+    Position,
+}
+
+impl Split {
+    /// Where this split's cubes start.
+    pub fn region(self) -> Region {
+        match self {
+            Split::Position => Region::Outside,
+            _ => Region::Square,
+        }
+    }
+}
 
 /// A side of the table, as the robot sees it (it stands at −x, facing +x).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,21 +145,15 @@ impl Instruction {
         }
     }
 
-    /// Whether `split` draws this instruction.
+    /// Whether `split` draws this instruction (the vision, semantic and
+    /// position splits draw the training combinations and change one other thing).
     pub fn in_split(self, split: Split, cubes: usize) -> bool {
         match split {
-            Split::Train => !self.held_out(cubes),
             Split::HeldOut => self.held_out(cubes),
             Split::All => true,
-        }
-    }
-
-    /// The single-cube task the instruction asks for, whose plan and hold it shares.
-    pub fn task(self) -> TaskKind {
-        match self {
-            Instruction::Push { .. } => TaskKind::PushCube,
-            Instruction::PickUp { .. } => TaskKind::PickCube,
-            Instruction::PutOn { .. } => TaskKind::StackCube,
+            Split::Train | Split::Vision | Split::Semantic | Split::Position => {
+                !self.held_out(cubes)
+            }
         }
     }
 
@@ -152,7 +185,7 @@ impl Instruction {
         }
     }
 
-    /// The instruction in words.
+    /// The instruction in its template's words (see [`Instruction::words`] for the others).
     pub fn text(self) -> String {
         let colour = |i: usize| CUBE_COLOURS[i].0;
         match self {
@@ -239,109 +272,4 @@ pub fn pushed_to(position: Vec3, side: Side) -> bool {
 /// Whether a cube at `position`, `grasped`, counts as picked up.
 pub fn lifted(position: Vec3, grasped: bool) -> bool {
     grasped && position.z - CUBE_HALF >= LIFT
-}
-
-/// Every instruction's token ids over `cubes` cubes, padded with 0 to
-/// [`INSTRUCTION_TOKENS`]: what the observation holds, looked up per step.
-pub struct Vocabulary {
-    rows: Vec<(Instruction, [f32; INSTRUCTION_TOKENS])>,
-}
-
-impl Vocabulary {
-    /// Tokenizes every instruction once with OpenAI's CLIP vocabulary.
-    pub fn new(cubes: usize) -> Self {
-        let tokenizer = ClipTokenizer::openai(INSTRUCTION_TOKENS);
-        let rows = Instruction::all(cubes)
-            .into_iter()
-            .map(|i| {
-                let mut row = [0.0; INSTRUCTION_TOKENS];
-                for (slot, id) in row.iter_mut().zip(tokenizer.encode(&i.text())) {
-                    *slot = id as f32;
-                }
-                (i, row)
-            })
-            .collect();
-        Self { rows }
-    }
-
-    /// The padded token ids of `instruction` (all padding for one this
-    /// cube count cannot form, which a validated state never holds).
-    pub fn tokens(&self, instruction: Instruction) -> &[f32; INSTRUCTION_TOKENS] {
-        const NONE: [f32; INSTRUCTION_TOKENS] = [0.0; INSTRUCTION_TOKENS];
-        self.rows
-            .iter()
-            .find(|(i, _)| *i == instruction)
-            .map_or(&NONE, |(_, row)| row)
-    }
-
-    /// The instruction whose tokens are `ids` (what a policy reading the observation recovers).
-    pub fn read(&self, ids: &[f32]) -> Option<Instruction> {
-        self.rows
-            .iter()
-            .find(|(_, row)| row.as_slice() == ids)
-            .map(|(i, _)| *i)
-    }
-}
-
-/// Half the side of the square the cubes start in, m (centred on the table's centre).
-const START_HALF: f32 = 0.12;
-/// Least distance between two cubes' centres at the start, m: an open hand
-/// (8 cm between the fingers) fits around one without touching the next.
-const SPACING: f32 = 0.1;
-/// Least distance of another cube from a push's path (the hand behind the cube to the side line), m.
-const PATH_CLEARANCE: f32 = 0.07;
-/// Tries per cube before the last draw is kept (a fixed count keeps the stream deterministic).
-const TRIES: usize = 64;
-
-/// Distance from `x` to the segment `a`–`b` in the plane.
-fn to_segment(x: Vec3, a: Vec3, b: Vec3) -> f32 {
-    let (x, a, b) = (x.with_z(0.0), a.with_z(0.0), b.with_z(0.0));
-    let ab = b - a;
-    let k = ((x - a).dot(ab) / ab.length_squared().max(1e-9)).clamp(0.0, 1.0);
-    (x - (a + ab * k)).length()
-}
-
-/// Draws the cubes' centres and yaws for `instruction`: at least
-/// [`SPACING`] apart, and off a push's path, so that what is asked can be
-/// done without moving another cube first.
-pub fn place_cubes(instruction: Instruction, cubes: usize, rng: &mut EnvRng) -> Vec<(Vec3, f32)> {
-    let draw_xy = |rng: &mut EnvRng| {
-        let x = rng.random_range(-START_HALF..START_HALF);
-        let y = rng.random_range(-START_HALF..START_HALF);
-        Vec3::new(x, y, CUBE_HALF)
-    };
-    let mut centres = vec![Vec3::ZERO; cubes];
-    let target = instruction.cube();
-    centres[target] = draw_xy(rng);
-    let path = match instruction {
-        Instruction::Push { side, .. } => {
-            let d = side.direction();
-            let from = centres[target] - d * PATH_CLEARANCE;
-            let to = instruction.goal(&centres);
-            Some((from, to))
-        }
-        _ => None,
-    };
-    for i in (0..cubes).filter(|&i| i != target) {
-        for _ in 0..TRIES {
-            centres[i] = draw_xy(rng);
-            let spaced = (0..i)
-                .chain([target])
-                .all(|j| j == i || (centres[i] - centres[j]).length() >= SPACING);
-            let clear = path.is_none_or(|(a, b)| to_segment(centres[i], a, b) >= PATH_CLEARANCE);
-            if spaced && clear {
-                break;
-            }
-        }
-    }
-    centres
-        .into_iter()
-        .map(|c| (c, rng.random_range(0.0..std::f32::consts::TAU)))
-        .collect()
-}
-
-/// The token table of each cube count, built once.
-pub fn vocabulary(cubes: usize) -> &'static Vocabulary {
-    static TABLES: std::sync::OnceLock<Vec<Vocabulary>> = std::sync::OnceLock::new();
-    &TABLES.get_or_init(|| (0..=MAX_CUBES).map(Vocabulary::new).collect())[cubes.min(MAX_CUBES)]
 }
