@@ -114,6 +114,9 @@ fn status(sim: &Sim) -> String {
     if let Some(typed) = sim.keys.typed().filter(|t| !t.is_empty()) {
         let _ = writeln!(s, "typed: {typed:?}");
     }
+    if let Some(line) = &sim.line {
+        let _ = writeln!(s, "instruction> {line}_   (Enter: use it, Esc: cancel)");
+    }
     if let Some(notice) = &sim.notice {
         let _ = writeln!(s, "{notice}");
     }
@@ -135,6 +138,7 @@ fn key_map(sim: &Sim) -> String {
         let _ = writeln!(s, "  {line}");
     }
     s.push_str("  Space pause   . step   R reset   -/= speed   G grid of the batch\n");
+    s.push_str("  Enter type an instruction (envs with an instruction key)\n");
     s.push_str(
         "  F frame   P screenshot   H hide this   mouse: drag turn, right-drag pan, wheel zoom",
     );

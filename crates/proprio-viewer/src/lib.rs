@@ -11,6 +11,7 @@
 mod camera;
 mod capture;
 mod draw;
+mod entry;
 mod hud;
 mod label;
 mod preflight;
@@ -21,6 +22,7 @@ pub use label::{LabelDesk, LabelReport, OpenPairs, label};
 pub use sim::Episode;
 
 use bevy::app::ScheduleRunnerPlugin;
+use bevy::input::InputSystems;
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
 use bevy::render::settings::WgpuSettings;
@@ -228,6 +230,7 @@ pub fn run(options: ViewerOptions) -> Result<Report, ViewerError> {
             hud::HudPlugin,
             capture::CapturePlugin,
         ))
+        .add_systems(PreUpdate, entry::type_line.after(InputSystems))
         .add_systems(Update, drive.before(draw::DrawSet));
     let exit = app.run();
     if let Some(failure) = gl_failure.and_then(GlFailure::take) {
@@ -375,6 +378,7 @@ mod tests {
                 20,
             )))
             .insert_resource(SimShared(sim.clone()))
+            .add_systems(PreUpdate, entry::type_line.after(InputSystems))
             .add_systems(Update, drive);
         (app, sim)
     }
@@ -444,6 +448,67 @@ mod tests {
         let obs = sim.venv.batch().obs(0);
         // The answer so far sits at the end: digit tokens 1+1, 1+0, 1+4.
         assert_eq!(&obs[obs.len() - 3..], &[2.0, 1.0, 5.0]);
+    }
+
+    /// Presses and releases `key_code` with `text` as its typed text, one frame each.
+    fn press(app: &mut App, key_code: KeyCode, text: Option<&str>) {
+        for state in [ButtonState::Pressed, ButtonState::Released] {
+            app.world_mut().write_message(KeyboardInput {
+                key_code,
+                logical_key: Key::Unidentified(bevy::input::keyboard::NativeKey::Unidentified),
+                state,
+                text: text.map(Into::into),
+                repeat: false,
+                window: Entity::PLACEHOLDER,
+            });
+            app.update();
+        }
+    }
+
+    #[test]
+    fn an_instruction_typed_into_the_viewer_remakes_the_env_with_it() {
+        let (mut app, sim) = input_app("manipulation/instruct-v0", Value::Null);
+        app.update();
+        let type_line = |app: &mut App, text: &str| {
+            press(app, KeyCode::Enter, None);
+            for c in text.chars() {
+                // "d" is also a drive key: an open line keeps it from the arm.
+                press(app, KeyCode::KeyD, Some(&c.to_string()));
+                let keys = app.world().resource::<ButtonInput<KeyCode>>();
+                assert_eq!(
+                    keys.get_pressed().count(),
+                    0,
+                    "a typed key reached the drive"
+                );
+            }
+        };
+        type_line(&mut app, "lift the blue blockk");
+        press(&mut app, KeyCode::Backspace, None);
+        assert_eq!(sim.get().line.as_deref(), Some("lift the blue block"));
+        press(&mut app, KeyCode::Enter, None);
+        {
+            let sim = sim.get();
+            assert_eq!(sim.line, None);
+            assert_eq!(sim.config["instruction"], "lift the blue block");
+            assert_eq!(sim.scenes[0].text, ["lift the blue block"]);
+        }
+        // A text the env cannot follow is refused in one line; the batch stays as it was.
+        type_line(&mut app, "dance");
+        press(&mut app, KeyCode::Enter, None);
+        {
+            let sim = sim.get();
+            let notice = sim.notice.clone().unwrap();
+            assert!(notice.contains("names no cube colour"), "{notice}");
+            assert_eq!(notice.lines().count(), 1);
+            assert_eq!(sim.config["instruction"], "lift the blue block");
+        }
+        // Escape drops a line; an empty one hands the instructions back to the env.
+        type_line(&mut app, "push red left");
+        press(&mut app, KeyCode::Escape, None);
+        assert_eq!(sim.get().config["instruction"], "lift the blue block");
+        type_line(&mut app, "");
+        press(&mut app, KeyCode::Enter, None);
+        assert!(sim.get().config.get("instruction").is_none());
     }
 
     #[test]

@@ -78,6 +78,8 @@ pub struct Sim {
     pub episodes: Vec<Episode>,
     /// A notice for the overlay (errors included).
     pub notice: Option<String>,
+    /// The instruction being typed, while its line is open (`entry.rs`).
+    pub line: Option<String>,
     /// The scenes of the shown envs, refreshed after every step.
     pub scenes: Vec<Scene>,
 }
@@ -92,7 +94,8 @@ impl SimRes {
     }
 }
 
-fn make(
+/// `n` envs of `id` under `config`, observed as `obs`, stepped by the viewer.
+pub(crate) fn make(
     id: &str,
     config: &Value,
     obs: &ObsOptions,
@@ -145,6 +148,7 @@ impl Sim {
             ended: vec![false; num_envs],
             episodes: Vec::new(),
             notice: None,
+            line: None,
             scenes: vec![Scene::default(); num_envs],
         };
         sim.reset()?;
