@@ -3,34 +3,19 @@
 //! trips), a clone that acts like the expert, GRPO starting from the clone,
 //! and evaluation on another split of the env, per template.
 
+#[path = "support/clones.rs"]
+mod clones;
 #[path = "../../../tests/support/scratch.rs"]
 mod scratch;
+use clones::{INSTRUCT, REACH, reach_demos, request, source};
 use proprio::render::ObsMode;
-use proprio::serde_json::{Map, Value, json};
+use proprio::serde_json::{Map, json};
 use proprio::{ActMode, Agent, AutoresetMode, VecOptions};
 use proprio_learn::bc::{Bc, BcConfig, Demonstrations, collect, dagger};
 use proprio_learn::nets::head::BinSpacing;
-use proprio_learn::{Algo, ComputeDevice, EnvSource, Learner, Policy, TrainRequest, train};
+use proprio_learn::{Algo, ComputeDevice, EnvSource, Learner, Policy, train};
 use scratch::Scratch;
-use std::path::{Path, PathBuf};
-
-const INSTRUCT: &str = "manipulation/instruct-v0";
-const REACH: &str = "manipulation/reach-v0";
-
-fn source(id: &str) -> EnvSource {
-    let spec = proprio::registry().spec(id, &Value::Null).unwrap();
-    EnvSource::new(id, spec.config, Default::default())
-}
-
-/// Reach's expert demonstrations in `dir/reach.safetensors`.
-fn reach_demos(dir: &Path, episodes: usize) -> PathBuf {
-    let path = dir.join("reach.safetensors");
-    collect(&source(REACH), episodes, 0.0, 3)
-        .unwrap()
-        .write(&path)
-        .unwrap();
-    path
-}
+use std::path::Path;
 
 #[test]
 fn demonstrations_keep_each_instruction_and_repeat_per_seed() {
@@ -395,72 +380,6 @@ fn cloning_refuses_demonstrations_of_another_env() {
         .unwrap()
         .to_string();
     assert!(error.contains("demos=FILE"), "{error}");
-}
-
-fn request(algo: Algo, overrides: Value, out: PathBuf) -> TrainRequest {
-    TrainRequest {
-        algo,
-        env: EnvSource::new(REACH, Value::Null, Default::default()),
-        seed: 7,
-        device: ComputeDevice::Cpu,
-        threads: Some(1),
-        overrides: overrides.as_object().cloned().unwrap_or_default(),
-        out: Some(out),
-        video_every: None,
-        init: None,
-    }
-}
-
-/// GRPO continues from a clone: the same network, whatever temperature each samples at.
-#[test]
-fn grpo_starts_from_a_cloned_policy() {
-    let scratch = Scratch::new("bc-grpo");
-    let demos = reach_demos(&scratch.join(""), 4);
-    // Even tokens; and square tokens acting their mean with the state
-    // standardised (the statistics travel in the weights).
-    let shapes = [
-        json!({"hidden": [16], "action_bins": 11}),
-        json!({"hidden": [16], "action_bins": 11, "action_bin_spacing": "square",
-            "action_bin_greedy": "mean", "standardize_state": true}),
-    ];
-    for (k, shape) in shapes.into_iter().enumerate() {
-        let mut bc = shape.clone();
-        bc["demos"] = json!(demos);
-        bc["total_steps"] = json!(2000);
-        bc["eval_episodes"] = json!(2);
-        let cloned = train(request(Algo::Bc, bc, scratch.join(format!("bc{k}")))).unwrap();
-        let mut grpo = shape;
-        for (key, value) in [
-            ("group_size", json!(2)),
-            ("groups", json!(2)),
-            ("total_steps", json!(50)),
-            ("eval_episodes", json!(2)),
-            ("temperature", json!(1.6)),
-            ("learning_rate", json!(1e-30)),
-        ] {
-            grpo[key] = value;
-        }
-        let mut started = request(Algo::Grpo, grpo, scratch.join(format!("grpo{k}")));
-        started.init = Some(cloned.clone());
-        let run = train(started).unwrap();
-        let weights = |run: &Path| std::fs::read(run.join("checkpoint/model.bpk")).unwrap();
-        assert_eq!(weights(&run), weights(&cloned), "not the clone's weights");
-        if k > 0 {
-            continue;
-        }
-        // The clone's checkpoint acts as a policy, per token of 11 bins.
-        let mut policy = Policy::load(&cloned).unwrap();
-        let obs = vec![0.0; policy.env().observation_space().unwrap().flat_dim()];
-        let action = policy
-            .action(&obs, proprio::ActMode::Deterministic)
-            .unwrap();
-        assert!(
-            action
-                .iter()
-                .all(|a| ((a + 1.0) * 5.0).fract().abs() < 1e-4),
-            "{action:?}"
-        );
-    }
 }
 
 /// A clone whose instruction encoder is a frozen CLIP text tower trains,

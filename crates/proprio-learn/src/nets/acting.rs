@@ -60,13 +60,18 @@ pub enum PolicyNet {
 
 impl PolicyNet {
     /// The network alone, its sampling settings (temperature, exploration
-    /// noise) set aside: what must agree for a run to start from another's weights.
+    /// noise) set aside: what must agree for a run to start from another's
+    /// weights. The group learner's and behaviour cloning's control network
+    /// is PPO's actor-critic (the critic untrained), so each starts from the other.
     pub fn architecture(&self) -> PolicyNet {
         let mut net = self.clone();
         match &mut net {
-            PolicyNet::Sequence { temperature, .. } | PolicyNet::Control { temperature, .. } => {
-                *temperature = 1.0
+            PolicyNet::Control { shape, .. } => {
+                return PolicyNet::ActorCritic {
+                    shape: shape.clone(),
+                };
             }
+            PolicyNet::Sequence { temperature, .. } => *temperature = 1.0,
             PolicyNet::Deterministic { noise, .. } => *noise = 0.0,
             PolicyNet::ActorCritic { .. } | PolicyNet::Squashed { .. } => {}
         }

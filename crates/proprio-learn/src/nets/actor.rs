@@ -163,6 +163,16 @@ impl ControlPolicy {
         })
     }
 
+    /// `nets` with `head` for observations of `obs_dim` values (to load a
+    /// control policy's weights into an actor-critic another learner built).
+    pub fn around(nets: ActorCritic, head: ActionHead, obs_dim: usize) -> Self {
+        Self {
+            nets,
+            head,
+            obs_dim,
+        }
+    }
+
     fn device(&self) -> Device {
         self.nets.critic.device()
     }

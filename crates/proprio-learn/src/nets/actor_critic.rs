@@ -217,6 +217,14 @@ impl ActorCritic {
         )
     }
 
+    /// The state values `[B]` with the features held fixed: a loss on them
+    /// moves the critic only, never what the actor reads.
+    pub fn value_of_fixed_features(&self, obs: Tensor<2>) -> Tensor<1> {
+        self.critic
+            .forward(self.features(obs).detach())
+            .squeeze_dim(1)
+    }
+
     /// [`Self::forward`] plus, with an auxiliary head, the mean squared error
     /// of its prediction of the critic-only values from the actor's features.
     pub fn forward_with_aux(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<1>, Option<Tensor<1>>) {
@@ -337,6 +345,7 @@ mod tests {
                 buckets: 64,
                 width: 4,
                 features: 3,
+                window: 0,
                 clip: None,
             },
             critic_only,

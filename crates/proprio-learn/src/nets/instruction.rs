@@ -3,6 +3,10 @@
 //! hashed into a small embedding table, each position its own learned
 //! offset, and the whole padded sequence read by one ReLU layer, so word
 //! order counts ("put the red cube on the blue cube" is not its mirror).
+//! Or (`text.window` k) every k-token window read by the same ReLU layer
+//! and the features max-pooled over windows: a word then means the same
+//! wherever it stands, which a held-out combination of trained words needs
+//! (order still counts within a window: "on the blue" is not "put the blue").
 //! Or (`text.clip`) a CLIP checkpoint's text tower, frozen, its embedding
 //! of each distinct instruction computed once and cached, read by one
 //! learned ReLU layer.
@@ -36,6 +40,9 @@ pub struct TextConfig {
     pub width: usize,
     /// Width of the instruction's features.
     pub features: usize,
+    /// 0: the padded sequence read at once, each position with its own
+    /// weights; an odd k: each k-token window read by shared weights, max-pooled.
+    pub window: usize,
     /// A CLIP checkpoint directory (Hugging Face layout) whose text tower,
     /// frozen, reads the instruction instead of the hashed table; the policy
     /// file names it, so the directory must stay where it is.
@@ -49,6 +56,7 @@ impl Default for TextConfig {
             buckets: 4096,
             width: 32,
             features: 64,
+            window: 0,
             clip: None,
         }
     }
@@ -59,6 +67,15 @@ impl TextConfig {
     pub fn validate(&self) -> std::result::Result<(), String> {
         if self.buckets == 0 || self.width == 0 || self.features == 0 {
             return Err("text.buckets, text.width and text.features must be positive".into());
+        }
+        if self.window.is_multiple_of(2) && self.window != 0 {
+            return Err(format!(
+                "text.window must be 0 (one reading of the whole sequence) or odd (a window centred on each token), got {}",
+                self.window
+            ));
+        }
+        if self.window != 0 && self.clip.is_some() {
+            return Err("text.window reads the hashed table's tokens; a frozen text.clip tower reads the whole text".into());
         }
         Ok(())
     }
@@ -128,6 +145,9 @@ pub struct InstructionEncoder {
     segments: Vec<(usize, usize)>,
     #[module(skip)]
     buckets: usize,
+    /// Tokens per shared reading (0: the whole sequence, position by position).
+    #[module(skip)]
+    window: usize,
     #[module(skip)]
     frozen: Option<FrozenText>,
 }
@@ -154,9 +174,10 @@ impl InstructionEncoder {
             Some(dir) => Some(frozen_text(dir, vocabularies, device)?),
             None => None,
         };
-        let inputs = match &frozen {
-            Some(f) => f.model.config().projection_dim,
-            None => len * cfg.width,
+        let inputs = match (&frozen, cfg.window) {
+            (Some(f), _) => f.model.config().projection_dim,
+            (None, 0) => len * cfg.width,
+            (None, k) => k * cfg.width,
         };
         let weight = orthogonal(inputs, cfg.features, 2f64.sqrt(), rng);
         let mut fc = LinearConfig::new(inputs, cfg.features).init(device);
@@ -178,8 +199,9 @@ impl InstructionEncoder {
                 TensorData::new(table, [cfg.buckets, cfg.width]),
                 device,
             ));
-            let position = Param::from_tensor(Tensor::zeros([len, cfg.width], device));
-            (Some(embedding), Some(position))
+            let position = (cfg.window == 0)
+                .then(|| Param::from_tensor(Tensor::zeros([len, cfg.width], device)));
+            (Some(embedding), position)
         };
         Ok(Self {
             embedding,
@@ -187,6 +209,7 @@ impl InstructionEncoder {
             fc,
             segments,
             buckets: cfg.buckets,
+            window: cfg.window,
             frozen,
         })
     }
@@ -214,7 +237,7 @@ impl InstructionEncoder {
             let features = Tensor::from_data(TensorData::new(embedded, [b, width]), &device);
             return relu(self.fc.forward(features));
         }
-        let (Some(embedding), Some(position)) = (&self.embedding, &self.position) else {
+        let Some(embedding) = &self.embedding else {
             unreachable!("an encoder without a frozen tower has a table")
         };
         let present = ids
@@ -223,10 +246,33 @@ impl InstructionEncoder {
             .float()
             .unsqueeze_dim::<3>(2);
         let buckets = ids.int().remainder_scalar(self.buckets as i64);
-        let tokens = embedding.forward(buckets) + position.val().unsqueeze_dim(0);
+        let tokens = embedding.forward(buckets);
+        let width = tokens.dims()[2];
+        let Some(position) = &self.position else {
+            return self.read_windows(tokens * present.clone(), present);
+        };
         // Padding reads as zeros, wherever the instruction ends.
-        let sequence = (tokens * present).reshape([b, len * position.dims()[1]]);
+        let tokens = tokens + position.val().unsqueeze_dim(0);
+        let sequence = (tokens * present).reshape([b, len * width]);
         relu(self.fc.forward(sequence))
+    }
+
+    /// Each window of `self.window` tokens `[B, L, width]` (zeros past
+    /// either end) read by the one layer; the maximum of each feature over
+    /// the windows centred on a token that is `present`.
+    fn read_windows(&self, tokens: Tensor<3>, present: Tensor<3>) -> Tensor<2> {
+        let [b, len, width] = tokens.dims();
+        let half = self.window / 2;
+        let edge = Tensor::zeros([b, half, width], &tokens.device());
+        let padded = Tensor::cat(vec![edge.clone(), tokens, edge], 1);
+        let windows: Vec<Tensor<3>> = (0..self.window)
+            .map(|j| padded.clone().slice([0..b, j..j + len, 0..width]))
+            .collect();
+        let windows = Tensor::cat(windows, 2).reshape([b * len, self.window * width]);
+        let features = self.out_dim();
+        // Features are ≥ 0 after the ReLU, so a masked window (0) never wins the max.
+        let read = relu(self.fc.forward(windows)).reshape([b, len, features]) * present;
+        read.max_dim(1).reshape([b, features])
     }
 }
 
@@ -282,6 +328,49 @@ mod tests {
             row(2),
             "the state leaked into the instruction's features"
         );
+    }
+
+    #[test]
+    fn a_window_reader_reads_a_word_alike_wherever_it_stands_but_keeps_local_order() {
+        let mut rng = EnvRng::seed_from_u64(3);
+        let cfg = TextConfig {
+            window: 3,
+            ..TextConfig::default()
+        };
+        let e = InstructionEncoder::new(vec![(1, 6)], &[49_408], &cfg, &Device::flex(), &mut rng)
+            .unwrap();
+        // One layer of 3 tokens × 32 wide → 64 features, and the table; no position offsets.
+        assert_eq!(e.num_params(), 4096 * 32 + 3 * 32 * 64 + 64);
+        let rows = [
+            [0.5, 736.0, 525.0, 1746.0, 0.0, 0.0, 0.0],
+            [0.5, 0.0, 0.0, 736.0, 525.0, 1746.0, 0.0],
+            [0.5, 1746.0, 525.0, 736.0, 0.0, 0.0, 0.0],
+            [7.0, 736.0, 525.0, 1746.0, 0.0, 0.0, 0.0],
+        ];
+        let flat: Vec<f32> = rows.iter().flatten().copied().collect();
+        let out = host(e.forward(matrix(&flat, 4, 7, &Device::flex()))).unwrap();
+        let row = |i: usize| &out[i * 64..(i + 1) * 64];
+        assert_eq!(
+            row(0),
+            row(1),
+            "the same words two places later read differently"
+        );
+        assert_ne!(row(0), row(2), "swapped words read alike");
+        assert_eq!(
+            row(0),
+            row(3),
+            "the state leaked into the instruction's features"
+        );
+        assert!(row(0).iter().any(|&v| v > 0.0));
+        // The positions reader tells the shifted words apart.
+        let positions = encoder(vec![(1, 6)]);
+        let out = host(positions.forward(matrix(&flat, 4, 7, &Device::flex()))).unwrap();
+        assert_ne!(out[..64], out[64..128]);
+        let even = TextConfig {
+            window: 2,
+            ..TextConfig::default()
+        };
+        assert!(even.validate().unwrap_err().contains("odd"));
     }
 
     /// The tiny CLIP checkpoint of `assets/clip-tiny` (its own 1,000-token vocabulary).

@@ -113,6 +113,12 @@ crate::base::hyper::hyperparameters! {
         /// the deterministic policy that is evaluated; none: σ is learned freely.
         #[serde(default)]
         pub log_std_final: Option<f32>,
+        /// Iterations at the start in which only the critic learns, on the
+        /// features the actor reads, held fixed (RL4VLA: PPO from a clone
+        /// needs a critic warmed up on the clone's own rollouts before its
+        /// advantages move the actor); 0: none.
+        #[serde(default)]
+        pub critic_warmup: u64,
         /// Adam epsilon (CleanRL: 1e-5).
         pub adam_eps: f32,
     }
@@ -154,6 +160,7 @@ impl PpoConfig {
             action_bin_greedy: GreedyToken::Mode,
             standardize_state: false,
             log_std_final: None,
+            critic_warmup: 0,
             adam_eps: 1e-5,
             eval_every: 10_000,
             eval_episodes: 10,

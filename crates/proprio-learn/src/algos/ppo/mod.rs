@@ -17,6 +17,7 @@ use crate::env::{EnvSource, Evaluation, Normalization, NormalizerStats, TrainEnv
 use crate::estimators::{explained_variance, gae};
 use crate::learner::{self, Cadence, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
+use crate::nets::actor::ControlPolicy;
 use crate::nets::actor_critic::ActorCritic;
 use crate::nets::head::ActionHead;
 use crate::run::Progress;
@@ -283,6 +284,7 @@ impl Learner for Ppo {
                 &self.cfg,
                 &batch,
                 lr,
+                self.iteration < self.cfg.critic_warmup,
                 &mut self.rng,
                 &self.device,
             )
@@ -406,7 +408,16 @@ impl Learner for Ppo {
                 ));
             }
         }
-        self.agent = load_module(self.agent.clone(), weights)?;
+        self.agent = match load_module(self.agent.clone(), weights) {
+            Ok(agent) => agent,
+            // A clone's or the group learner's control policy holds the same
+            // actor-critic (its critic never trained: `critic_warmup` trains it).
+            Err(ours) => {
+                let policy =
+                    ControlPolicy::around(self.agent.clone(), self.head.clone(), self.obs_dim);
+                load_module(policy, weights).map_err(|_| ours)?.nets
+            }
+        };
         Ok(())
     }
 

@@ -48,13 +48,15 @@ pub struct Losses {
 /// How far past the action box the bounds penalty starts, in half-widths (rl_games' soft bound 1.1).
 const BOUND_MARGIN: f32 = 0.1;
 
-/// The PPO loss on one minibatch (indices into `batch`).
+/// The PPO loss on one minibatch (indices into `batch`); `warming`: the
+/// critic's value loss alone, on fixed features (`critic_warmup`).
 pub fn losses(
     agent: &ActorCritic,
     head: &ActionHead,
     cfg: &PpoConfig,
     batch: &Batch,
     idx: Tensor<1, Int>,
+    warming: bool,
 ) -> Losses {
     let obs = batch.obs.clone().select(0, idx.clone());
     let actions = batch.actions.clone().select(0, idx.clone());
@@ -63,7 +65,12 @@ pub fn losses(
     let returns = batch.returns.clone().select(0, idx.clone());
     let old_values = batch.values.clone().select(0, idx);
 
-    let (params, new_value, aux) = agent.forward_with_aux(obs);
+    let (params, new_value, aux) = if warming {
+        let (params, _, _) = agent.forward_with_aux(obs.clone());
+        (params.detach(), agent.value_of_fixed_features(obs), None)
+    } else {
+        agent.forward_with_aux(obs)
+    };
     let excess = (cfg.bound_coef > 0.0)
         .then(|| head.bound_excess(params.clone(), BOUND_MARGIN))
         .flatten();
@@ -104,8 +111,12 @@ pub fn losses(
         (new_value - returns).square().mean().mul_scalar(0.5)
     };
     let entropy = entropy.mean();
-    let mut total = policy.clone() - entropy.clone().mul_scalar(cfg.ent_coef)
-        + value.clone().mul_scalar(cfg.vf_coef);
+    let mut total = if warming {
+        value.clone().mul_scalar(cfg.vf_coef)
+    } else {
+        policy.clone() - entropy.clone().mul_scalar(cfg.ent_coef)
+            + value.clone().mul_scalar(cfg.vf_coef)
+    };
     if let Some(aux) = &aux {
         total = total + aux.clone().mul_scalar(cfg.aux_coef);
     }
@@ -148,7 +159,8 @@ fn scalar(t: Tensor<1>) -> f32 {
     t.into_scalar::<f32>()
 }
 
-/// Runs `update_epochs` epochs of minibatch Adam steps on `batch`.
+/// Runs `update_epochs` epochs of minibatch Adam steps on `batch` (the
+/// critic's alone while `warming`).
 #[allow(clippy::too_many_arguments)]
 pub fn update(
     mut agent: ActorCritic,
@@ -157,6 +169,7 @@ pub fn update(
     cfg: &PpoConfig,
     batch: &Batch,
     lr: f64,
+    warming: bool,
     rng: &mut EnvRng,
     device: &Device,
 ) -> Result<(ActorCritic, UpdateStats)> {
@@ -172,7 +185,7 @@ pub fn update(
         for chunk in order.chunks(cfg.minibatch_size()) {
             let ids: Vec<i64> = chunk.iter().map(|&i| i as i64).collect();
             let idx = Tensor::<1, Int>::from_data(TensorData::new(ids, [chunk.len()]), device);
-            let l = losses(&agent, head, cfg, batch, idx);
+            let l = losses(&agent, head, cfg, batch, idx, warming);
             let total = l
                 .total
                 .clone()
