@@ -90,6 +90,14 @@ fn demos_clone_and_held_out_evaluation_per_template() {
         assert!(said.contains(&format!("success_{template}: ")), "{said}");
     }
     assert_one_line_error(&eval(r#"{"cubes":4}"#), "changes");
+    // A typed instruction, also on a run evaluated on held-out episodes.
+    let said = String::from_utf8_lossy(&eval(r#"{"instruction":"lift the blue block"}"#).stdout)
+        .into_owned();
+    assert!(
+        said.contains("success_pick: ") && !said.contains("success_push"),
+        "{said}"
+    );
+    assert_one_line_error(&eval(r#"{"instruction":"dance"}"#), "names no cube colour");
     // DAgger: the clone acts, the expert labels, the expert's file comes first.
     let aggregated = path("dagger.safetensors");
     let dagger = |onto: &str, out: &str| {

@@ -424,6 +424,18 @@ fn a_pixel_policy_trains_films_itself_and_is_evaluated_recorded_and_viewed_on_im
         gif.to_str().unwrap(),
     ];
     assert!(ok(&proprio(&argv, &[])).contains("32×32"));
+    // Env keys in place of the run's, as eval takes them; an unknown one is refused in one line.
+    let mut configured = argv.to_vec();
+    configured.extend(["--force", "--config", r#"{"max_episode_steps":3}"#]);
+    assert!(ok(&proprio(&configured, &[])).contains("32×32"));
+    configured.pop();
+    configured.push(r#"{"bogus":1}"#);
+    let refused = proprio(&configured, &[]);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("bogus"),
+        "{said}"
+    );
     let shot = dir.join("policy.png");
     let argv = [
         "view",

@@ -103,6 +103,16 @@ impl Policy {
         self.info.env.for_evaluation().map(|_| ())
     }
 
+    /// Acts (and records) in envs with these config keys in place of the
+    /// run's training ones, e.g. `{"instruction": "lift the red block"}`;
+    /// the observations and actions must stay as they are.
+    pub fn set_env_config(&mut self, keys: Value) -> Result<()> {
+        let mut env = self.info.env.clone();
+        env.eval_config = Some(keys);
+        self.info.env.config = env.for_evaluation()?.config;
+        Ok(())
+    }
+
     /// What the run was.
     pub fn info(&self) -> &RunInfo {
         &self.info

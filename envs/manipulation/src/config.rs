@@ -124,7 +124,8 @@ pub struct ManipConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<Split>,
     /// instruct-v0: every episode's instruction, verbatim (its CLIP tokens
-    /// are observed; success follows the template it parses to).
+    /// are observed; success follows the template it parses to); it takes
+    /// the place of the split's choice of instruction and wording.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instruction: Option<String>,
     /// instruct-v0: pay the staged dense reward of the instructed task
@@ -236,9 +237,6 @@ impl Settings {
         }
         let split = c.split.unwrap_or_default();
         let typed = match &c.instruction {
-            Some(_) if matches!(split, Split::HeldOut | Split::All | Split::Semantic) => {
-                return Err("instruction sets every episode's instruction, so split must be train, vision or position".into());
-            }
             Some(text) => Some(Typed::new(text, cubes)?),
             None => None,
         };

@@ -128,8 +128,8 @@ pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
                 Some(typed) => (typed.instruction, words::TYPED),
                 None => (Instruction::draw(s.split, s.cubes, rng), words::TEMPLATE),
             };
-            let phrasing = match s.split {
-                Split::Semantic => rng.random_range(1..=words::PARAPHRASES),
+            let phrasing = match (s.split, s.typed) {
+                (Split::Semantic, None) => rng.random_range(1..=words::PARAPHRASES),
                 _ => phrasing,
             };
             let placed = instruct::place_cubes(instruction, s.cubes, s.split.region(), rng);

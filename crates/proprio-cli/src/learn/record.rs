@@ -14,11 +14,13 @@ pub struct RecordArgs {
     /// Environment id (with --checkpoint, the run's env is recorded).
     #[arg(long, required_unless_present = "checkpoint")]
     env: Option<String>,
-    /// Env config as inline JSON or a JSON file.
+    /// Env config as inline JSON or a JSON file; with --checkpoint, keys in
+    /// place of the run's that keep its observations and actions, e.g.
+    /// '{"instruction":"lift the red block"}'.
     #[arg(long)]
     config: Option<String>,
     /// Run directory written by `proprio train`: its policy acts (deterministically).
-    #[arg(long, conflicts_with_all = ["policy", "random", "env", "config"])]
+    #[arg(long, conflicts_with_all = ["policy", "random", "env"])]
     checkpoint: Option<PathBuf>,
     /// The env's scripted controller acts.
     #[arg(long, value_parser = ["scripted"], conflicts_with = "random")]
@@ -92,6 +94,10 @@ pub fn run(args: &RecordArgs) -> CliResult {
             let mut policy = Policy::load(run).map_err(fail)?;
             if let Some(backend) = args.backend {
                 policy.set_backend(backend);
+            }
+            if args.config.is_some() {
+                let keys = input::config(args.config.as_deref())?;
+                policy.set_env_config(keys).map_err(fail)?;
             }
             record_policy(&mut policy, &options, &args.out).map_err(fail)?
         }
