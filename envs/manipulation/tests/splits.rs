@@ -277,3 +277,31 @@ fn a_bad_instruction_or_split_is_one_clear_error() {
         assert_eq!(error.lines().count(), 1, "{error}");
     }
 }
+
+/// A semantic episode's state restores to the same observation (its words
+/// travel with it); a stored wording the env does not have is refused.
+#[test]
+fn a_state_keeps_its_wording_and_refuses_one_the_env_lacks() {
+    let registry = Registry::with(proprio_manipulation::register);
+    for physics in ["rapier", "kernel"] {
+        let config = json!({ "physics": physics, "split": "semantic" });
+        let mut env = registry.make(ID, &config).unwrap();
+        let (first, _) = env.reset(Some(2), None).unwrap();
+        let good = env.snapshot().unwrap();
+        let mut obs = vec![0.0; first.len()];
+        env.reset(Some(9), None).unwrap();
+        env.restore(&good, &mut obs).unwrap();
+        assert_eq!(obs, first, "{physics}");
+        // Phrasing 3 is a typed text's, which this env has none of.
+        let mut bad = good.clone();
+        match physics {
+            "rapier" => bad.state["task"]["phrasing"] = json!(3),
+            _ => bad.state["instruction"][3] = json!(3.0),
+        }
+        let error = env
+            .restore(&bad, &mut obs)
+            .expect_err("refused")
+            .to_string();
+        assert!(error.contains("phrasing 3"), "{physics}: {error}");
+    }
+}

@@ -20,6 +20,19 @@ pub const TYPED: Phrasing = PARAPHRASES + 1;
 /// Phrasings a state can hold.
 pub const PHRASINGS: usize = TYPED as usize + 1;
 
+/// Refuses a stored phrasing that is none of an env's wordings (a typed
+/// text's only where the env has one): a restored state must observe real tokens.
+pub fn check_phrasing(phrasing: f32, typed: bool) -> Result<(), String> {
+    let table = phrasing.fract() == 0.0 && (0.0..=f32::from(PARAPHRASES)).contains(&phrasing);
+    if table || typed && phrasing == f32::from(TYPED) {
+        return Ok(());
+    }
+    Err(format!(
+        "phrasing {phrasing} is none of this env's wordings (0 to {PARAPHRASES}{})",
+        if typed { ", or the typed text's" } else { "" }
+    ))
+}
+
 /// Words that ask for a push, a pick and a put (the first such word decides).
 const PUSH_WORDS: [&str; 5] = ["push", "slide", "move", "shove", "nudge"];
 const PICK_WORDS: [&str; 5] = ["pick", "lift", "raise", "grab", "grasp"];

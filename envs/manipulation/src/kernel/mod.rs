@@ -226,17 +226,8 @@ impl ChunkedModel for KernelModel {
                 sim.instruction, self.settings.cubes
             ));
         }
-        let phrasing = sim.instruction[3];
-        let typed = self.settings.typed.is_some();
-        let known = phrasing.fract() == 0.0
-            && (0.0..=f32::from(words::PARAPHRASES)).contains(&phrasing)
-            || typed && phrasing == f32::from(words::TYPED);
-        if instruct && !known {
-            return Err(format!(
-                "phrasing {phrasing} is none of this env's wordings (0 to {}{})",
-                words::PARAPHRASES,
-                if typed { ", or the typed text's" } else { "" }
-            ));
+        if instruct {
+            words::check_phrasing(sim.instruction[3], self.settings.typed.is_some())?;
         }
         if sim.held < 0.0 || sim.held.fract() != 0.0 {
             return Err(format!(

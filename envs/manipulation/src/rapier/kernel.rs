@@ -338,6 +338,8 @@ impl Kernel for RapierKernel {
                 state.task.instruction, self.spec.id, s.cubes
             )));
         }
+        crate::instruct::words::check_phrasing(f32::from(state.task.phrasing), s.typed.is_some())
+            .map_err(Error::State)?;
         let slot = &mut self.slots[env];
         slot.world = World::from_physics(state.physics.clone());
         slot.task = state.task;
