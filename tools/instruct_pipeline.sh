@@ -3,10 +3,11 @@
 # pipeline (docs/instructions.md): the scripted expert's demonstrations
 # (DART noise) → a clone → ROUNDS DAgger rounds (the last clone acts, the
 # expert labels every state it visits, the dataset grows, a clone is trained
-# on all of it again) → GRPO from the last clone on the binary reward.
-#   [PROPRIO=bin] [ROUNDS=1] [DEMOS=100] [DAGGER=50] [EPOCHS=50] [STOP=clone]
+# on all of it again) → RL (GRPO, or RL=ppo: PPO with its critic warmed up)
+# from the last clone on the binary reward.
+#   [PROPRIO=bin] [ROUNDS=1] [DEMOS=100] [DAGGER=50] [EPOCHS=50] [STOP=clone] [RL=grpo|ppo]
 #   tools/instruct_pipeline.sh SEED OUT
-# The env config and networks are the tuned bc and grpo recipes' (tuned.json).
+# The env config and networks are the tuned bc, grpo and ppo recipes' (tuned.json).
 # One round is the default: a second one measured worse on every seed
 # (docs/benchmarks.md, "A clone that can match its expert").
 # The final run lands at OUT (with STOP=clone, the last clone); the
@@ -16,11 +17,12 @@ set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: tools/instruct_pipeline.sh SEED OUT" >&2; exit 2; }
 seed=$1 out=$2
 [[ $seed =~ ^[0-9]+$ ]] || { echo "SEED must be a whole number, got '$seed'" >&2; exit 2; }
-rounds=${ROUNDS:-1} demos=${DEMOS:-100} dagger=${DAGGER:-50} epochs=${EPOCHS:-50} stop=${STOP:-}
+rounds=${ROUNDS:-1} demos=${DEMOS:-100} dagger=${DAGGER:-50} epochs=${EPOCHS:-50} stop=${STOP:-} rl=${RL:-grpo}
 for n in "$rounds" "$demos" "$dagger" "$epochs"; do
   [[ $n =~ ^[0-9]+$ ]] || { echo "ROUNDS, DEMOS, DAGGER and EPOCHS are whole numbers, got '$n'" >&2; exit 2; }
 done
 [[ $stop =~ ^(|clone)$ ]] || { echo "STOP is empty or clone, got '$stop'" >&2; exit 2; }
+[[ $rl =~ ^(grpo|ppo)$ ]] || { echo "RL is grpo or ppo, got '$rl'" >&2; exit 2; }
 [ -e "$out" ] && { echo "$out already exists; choose a new directory" >&2; exit 1; }
 if [ -z "${PROPRIO:-}" ]; then
   cargo build -q -p proprio-cli
@@ -66,7 +68,7 @@ for ((round = 1; round <= rounds; round++)); do
   clone "$data" "$last"
 done
 if [ "$stop" != clone ]; then
-  step "$out" "$proprio" train --algo grpo --env "$env" --init "$last" \
+  step "$out" "$proprio" train --algo "$rl" --env "$env" --init "$last" \
     --eval-config "$held_out" --seed "$seed" --threads 1
 fi
 for split in train held_out; do
