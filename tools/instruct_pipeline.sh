@@ -3,9 +3,10 @@
 # pipeline (docs/instructions.md): the scripted expert's demonstrations
 # (DART noise) → a clone → ROUNDS DAgger rounds (the last clone acts, the
 # expert labels every state it visits, the dataset grows, a clone is trained
-# on all of it again) → RL (GRPO, or RL=ppo: PPO with its critic warmed up)
-# from the last clone on the binary reward.
-#   [PROPRIO=bin] [ROUNDS=1] [DEMOS=100] [DAGGER=50] [EPOCHS=50] [STOP=clone] [RL=grpo|ppo]
+# on all of it again) → RL from the last clone on the binary reward: PPO with
+# its critic warmed up (RL=grpo: the group learner; PPO measured ahead on
+# every seed, docs/benchmarks.md, "Out of distribution …").
+#   [PROPRIO=bin] [ROUNDS=1] [DEMOS=100] [DAGGER=50] [EPOCHS=50] [STOP=clone] [RL=ppo|grpo]
 #   tools/instruct_pipeline.sh SEED OUT
 # The env config and networks are the tuned bc, grpo and ppo recipes' (tuned.json).
 # One round is the default: a second one measured worse on every seed
@@ -17,12 +18,12 @@ set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: tools/instruct_pipeline.sh SEED OUT" >&2; exit 2; }
 seed=$1 out=$2
 [[ $seed =~ ^[0-9]+$ ]] || { echo "SEED must be a whole number, got '$seed'" >&2; exit 2; }
-rounds=${ROUNDS:-1} demos=${DEMOS:-100} dagger=${DAGGER:-50} epochs=${EPOCHS:-50} stop=${STOP:-} rl=${RL:-grpo}
+rounds=${ROUNDS:-1} demos=${DEMOS:-100} dagger=${DAGGER:-50} epochs=${EPOCHS:-50} stop=${STOP:-} rl=${RL:-ppo}
 for n in "$rounds" "$demos" "$dagger" "$epochs"; do
   [[ $n =~ ^[0-9]+$ ]] || { echo "ROUNDS, DEMOS, DAGGER and EPOCHS are whole numbers, got '$n'" >&2; exit 2; }
 done
 [[ $stop =~ ^(|clone)$ ]] || { echo "STOP is empty or clone, got '$stop'" >&2; exit 2; }
-[[ $rl =~ ^(grpo|ppo)$ ]] || { echo "RL is grpo or ppo, got '$rl'" >&2; exit 2; }
+[[ $rl =~ ^(ppo|grpo)$ ]] || { echo "RL is ppo or grpo, got '$rl'" >&2; exit 2; }
 [ -e "$out" ] && { echo "$out already exists; choose a new directory" >&2; exit 1; }
 if [ -z "${PROPRIO:-}" ]; then
   cargo build -q -p proprio-cli
