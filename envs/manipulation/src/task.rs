@@ -126,11 +126,14 @@ pub fn draw_start(s: &Settings, rng: &mut EnvRng) -> Start {
         TaskKind::Instruct => {
             let (instruction, phrasing) = match s.typed {
                 Some(typed) => (typed.instruction, words::TYPED),
-                None => (Instruction::draw(s.split, s.cubes, rng), words::TEMPLATE),
-            };
-            let phrasing = match (s.split, s.typed) {
-                (Split::Semantic, None) => rng.random_range(1..=words::PARAPHRASES),
-                _ => phrasing,
+                None => {
+                    let instruction = Instruction::draw(s.split, s.cubes, rng);
+                    let phrasing = match s.split {
+                        Split::Semantic => rng.random_range(1..=words::PARAPHRASES),
+                        _ => words::TEMPLATE,
+                    };
+                    (instruction, phrasing)
+                }
             };
             let placed = instruct::place_cubes(instruction, s.cubes, s.split.region(), rng);
             for (slot, (centre, yaw)) in cubes.iter_mut().zip(placed) {

@@ -2,7 +2,7 @@
 //! colours, the goal marker, the instruction, the framing and the cameras.
 
 use crate::config::{Settings, TaskKind};
-use crate::instruct::Split;
+use crate::instruct::{Split, words};
 use crate::panda::{CUBE_COLOURS, MAX_CUBES};
 use crate::task::{PICK_RADIUS, PUSH_RADIUS, REACH_RADIUS, TaskState};
 use glam::{Quat, Vec3};
@@ -11,6 +11,7 @@ use proprio_core::{Framing, Pose, Scene, SceneCamera, Shape, Visual};
 pub(crate) const ARM: [f32; 4] = [0.92, 0.92, 0.90, 1.0];
 pub(crate) const FINGER: [f32; 4] = [0.20, 0.20, 0.22, 1.0];
 const TABLE: [f32; 4] = [0.62, 0.46, 0.30, 1.0];
+const GOAL: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
 /// The vision split's table: slate instead of wood.
 const VISION_TABLE: [f32; 4] = [0.36, 0.39, 0.44, 1.0];
 /// The vision split's cubes: other shades of the same named colours
@@ -37,7 +38,6 @@ pub fn table_colour(s: &Settings) -> [f32; 4] {
         _ => TABLE,
     }
 }
-const GOAL: [f32; 4] = [0.15, 0.85, 0.25, 0.45];
 
 pub(crate) fn pose(translation: Vec3, rotation: Quat) -> Pose {
     Pose {
@@ -73,9 +73,12 @@ pub(crate) fn dress(s: &Settings, t: &TaskState, tcp: Vec3, scene: &mut Scene) {
             .push(Visual::new(shape, pose(at, Quat::IDENTITY), GOAL));
     }
     if let Some(instruction) = t.instruction {
-        let tokens = crate::task::observed_tokens(s, instruction, t.phrasing);
-        let words = crate::instruct::words::spoken(&tokens);
-        scene.text.push(words.unwrap_or_else(|| instruction.text()));
+        // The words observed: a typed text's own, else the table wording's.
+        let typed = s.typed.filter(|_| t.phrasing == words::TYPED);
+        let text = typed.and_then(|typed| words::spoken(&typed.tokens));
+        scene
+            .text
+            .push(text.unwrap_or_else(|| instruction.words(t.phrasing)));
     }
     scene.step_seconds = Some(1.0 / s.control_hz as f32);
     scene.framing = Framing {

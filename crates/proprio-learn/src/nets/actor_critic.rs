@@ -217,12 +217,14 @@ impl ActorCritic {
         )
     }
 
-    /// The state values `[B]` with the features held fixed: a loss on them
-    /// moves the critic only, never what the actor reads.
-    pub fn value_of_fixed_features(&self, obs: Tensor<2>) -> Tensor<1> {
-        self.critic
-            .forward(self.features(obs).detach())
-            .squeeze_dim(1)
+    /// [`Self::forward`] with the features and the distribution held
+    /// fixed: a loss on its values moves the critic only, never the actor.
+    pub fn forward_critic_only(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<1>) {
+        let x = self.features(obs).detach();
+        (
+            self.act(self.blind(x.clone())).detach(),
+            self.critic.forward(x).squeeze_dim(1),
+        )
     }
 
     /// [`Self::forward`] plus, with an auxiliary head, the mean squared error

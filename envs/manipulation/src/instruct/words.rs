@@ -137,7 +137,7 @@ impl Typed {
     /// `cubes` cubes or is longer than the observation's tokens.
     pub fn new(text: &str, cubes: usize) -> Result<Self, String> {
         let instruction = Instruction::parse(text, cubes)?;
-        let ids = tokenizer(77).encode(text);
+        let ids = tokenizer().encode(text);
         if ids.len() > INSTRUCTION_TOKENS {
             return Err(format!(
                 "instruction {text:?} is {} tokens; the observation holds {} (start and end included)",
@@ -145,51 +145,47 @@ impl Typed {
                 INSTRUCTION_TOKENS
             ));
         }
-        let mut tokens = [0.0; INSTRUCTION_TOKENS];
-        for (slot, id) in tokens.iter_mut().zip(ids) {
-            *slot = id as f32;
-        }
         Ok(Self {
             instruction,
-            tokens,
+            tokens: padded(&ids),
         })
     }
 }
 
-/// OpenAI's CLIP tokenizer for `context` tokens, built once per width used here.
-fn tokenizer(context: usize) -> &'static ClipTokenizer {
-    static OBSERVED: OnceLock<ClipTokenizer> = OnceLock::new();
-    static WIDE: OnceLock<ClipTokenizer> = OnceLock::new();
-    let cell = if context == INSTRUCTION_TOKENS {
-        &OBSERVED
-    } else {
-        &WIDE
-    };
-    cell.get_or_init(|| ClipTokenizer::openai(context))
+/// OpenAI's CLIP tokenizer, wide enough to measure any text, built once.
+fn tokenizer() -> &'static ClipTokenizer {
+    static TOKENIZER: OnceLock<ClipTokenizer> = OnceLock::new();
+    TOKENIZER.get_or_init(|| ClipTokenizer::openai(77))
 }
 
-/// Every instruction's token ids over `cubes` cubes in each wording, padded
-/// with 0 to [`INSTRUCTION_TOKENS`]: what the observation holds, looked up per step.
+/// Token ids as the observation holds them: the first [`INSTRUCTION_TOKENS`], padded with 0.
+fn padded(ids: &[u32]) -> [f32; INSTRUCTION_TOKENS] {
+    let mut row = [0.0; INSTRUCTION_TOKENS];
+    for (slot, &id) in row.iter_mut().zip(ids) {
+        *slot = id as f32;
+    }
+    row
+}
+
+/// Every instruction's token ids over `cubes` cubes in each wording of the
+/// table, padded with 0 to [`INSTRUCTION_TOKENS`]: what the observation
+/// holds, looked up per step.
 pub struct Vocabulary {
-    rows: Vec<(Instruction, Phrasing, [f32; INSTRUCTION_TOKENS])>,
+    /// Per phrasing (`TEMPLATE..=PARAPHRASES`), each instruction and its row.
+    rows: Vec<Vec<(Instruction, [f32; INSTRUCTION_TOKENS])>>,
 }
 
 impl Vocabulary {
     /// Tokenizes every instruction in every wording once with OpenAI's CLIP vocabulary.
     pub fn new(cubes: usize) -> Self {
-        let mut rows = Vec::new();
-        for phrasing in TEMPLATE..=PARAPHRASES {
-            for i in Instruction::all(cubes) {
-                let mut row = [0.0; INSTRUCTION_TOKENS];
-                for (slot, id) in row
-                    .iter_mut()
-                    .zip(tokenizer(INSTRUCTION_TOKENS).encode(&i.words(phrasing)))
-                {
-                    *slot = id as f32;
-                }
-                rows.push((i, phrasing, row));
-            }
-        }
+        let rows = (TEMPLATE..=PARAPHRASES)
+            .map(|phrasing| {
+                Instruction::all(cubes)
+                    .into_iter()
+                    .map(|i| (i, padded(&tokenizer().encode(&i.words(phrasing)))))
+                    .collect()
+            })
+            .collect();
         Self { rows }
     }
 
@@ -202,17 +198,18 @@ impl Vocabulary {
     ) -> &[f32; INSTRUCTION_TOKENS] {
         const NONE: [f32; INSTRUCTION_TOKENS] = [0.0; INSTRUCTION_TOKENS];
         self.rows
-            .iter()
-            .find(|(i, p, _)| *i == instruction && *p == phrasing)
-            .map_or(&NONE, |(_, _, row)| row)
+            .get(usize::from(phrasing))
+            .and_then(|rows| rows.iter().find(|(i, _)| *i == instruction))
+            .map_or(&NONE, |(_, row)| row)
     }
 
     /// The instruction whose tokens are `ids` in any wording of the table.
     pub fn read(&self, ids: &[f32]) -> Option<Instruction> {
         self.rows
             .iter()
-            .find(|(_, _, row)| row.as_slice() == ids)
-            .map(|(i, _, _)| *i)
+            .flatten()
+            .find(|(_, row)| row.as_slice() == ids)
+            .map(|(i, _)| *i)
     }
 }
 
@@ -226,17 +223,15 @@ pub fn vocabulary(cubes: usize) -> &'static Vocabulary {
 /// wording of the table, or any text that parses (a typed one); what a
 /// scripted expert or a caption reads.
 pub fn understood(ids: &[f32], cubes: usize) -> Option<Instruction> {
-    vocabulary(cubes).read(ids).or_else(|| {
-        let ids: Vec<u32> = ids.iter().map(|&id| id as u32).collect();
-        let text = tokenizer(INSTRUCTION_TOKENS).decode(&ids)?;
-        Instruction::parse(&text, cubes).ok()
-    })
+    vocabulary(cubes)
+        .read(ids)
+        .or_else(|| Instruction::parse(&spoken(ids)?, cubes).ok())
 }
 
 /// The words of token `ids` (the text a viewer shows), if they are CLIP's.
 pub fn spoken(ids: &[f32]) -> Option<String> {
     let ids: Vec<u32> = ids.iter().map(|&id| id as u32).collect();
-    tokenizer(INSTRUCTION_TOKENS).decode(&ids)
+    tokenizer().decode(&ids)
 }
 
 #[cfg(test)]

@@ -33,10 +33,10 @@ const TOKEN_TABLE: usize = PHRASINGS * 3 * CUBES * CUBES * INSTRUCTION_TOKENS;
 /// encoding's fields; zeros elsewhere, and for a typed text only its own instruction's row).
 fn token_table(settings: &Settings) -> Vec<f32> {
     let mut table = vec![0.0; TOKEN_TABLE];
+    let typed = settings.typed.map(|t| t.instruction);
     for instruction in Instruction::all(settings.cubes) {
         let [t, cube, arg, _] = instruction.encode().map(|v| v as usize);
         for phrasing in 0..PHRASINGS as Phrasing {
-            let typed = settings.typed.map(|t| t.instruction);
             if phrasing == TYPED && typed != Some(instruction) {
                 continue;
             }

@@ -66,8 +66,8 @@ pub fn losses(
     let old_values = batch.values.clone().select(0, idx);
 
     let (params, new_value, aux) = if warming {
-        let (params, _, _) = agent.forward_with_aux(obs.clone());
-        (params.detach(), agent.value_of_fixed_features(obs), None)
+        let (params, value) = agent.forward_critic_only(obs);
+        (params, value, None)
     } else {
         agent.forward_with_aux(obs)
     };
