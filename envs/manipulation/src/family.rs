@@ -50,7 +50,7 @@ impl Family for Manipulation {
                 vocab: proprio_text::OPENAI_VOCAB,
                 max_len: instruct::INSTRUCTION_TOKENS,
             };
-            let state = unbounded(task::instruct_state_dim(s));
+            let state = task::instruct_state_space(s);
             Space::Dict {
                 spaces: vec![("state".into(), state), ("instruction".into(), instruction)],
             }

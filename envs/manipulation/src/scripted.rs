@@ -38,6 +38,15 @@ const CLOSE: f32 = 0.012;
 /// is not told to climb back up (hysteresis, not a millimetre threshold).
 const FUNNEL: f32 = 0.012;
 
+/// Stack: A is carried this high above its place on B while at least
+/// [`LINE_UP`] off B sideways, m.
+const CLEARANCE: f32 = 0.03;
+/// Stack: within this sideways offset from B, A is lowered in proportion to
+/// it (the carry height a continuous function of the offset: an imitator a
+/// few millimetres off still lowers, rather than hovering at a millimetre
+/// threshold it cannot copy), m.
+const LINE_UP: f32 = 0.02;
+
 /// The scripted policy of one task.
 pub struct Scripted {
     settings: Settings,
@@ -216,15 +225,20 @@ impl Scripted {
                     return (waypoint, Vec3::ZERO, 1.0);
                 }
                 if v.grasped && v.opening < HELD {
-                    // Carry: to the goal (stack: above B first, then down onto it).
-                    // Over B: lined up, or already lowering onto it (within the funnel).
-                    let off_b = (v.goal - cube).with_z(0.0).length();
-                    let lowering = cube.z < v.goal.z + 0.02 && off_b < FUNNEL;
-                    let over = off_b < 0.005 || lowering;
-                    let carry = match (stacking, over) {
-                        (true, false) => v.goal + Vec3::new(0.0, 0.0, 0.03),
-                        (true, true) => v.goal - Vec3::new(0.0, 0.0, PRESS),
-                        _ => v.goal,
+                    // Carry: to the goal; stacking, down onto B through a
+                    // funnel whose height follows A's sideways offset from B,
+                    // pressed on once low and within the funnel (hysteresis).
+                    let carry = if stacking {
+                        let off_b = (v.goal - cube).with_z(0.0).length();
+                        let lowering = cube.z < v.goal.z + 0.02 && off_b < FUNNEL;
+                        let rise = if lowering {
+                            0.0
+                        } else {
+                            (off_b / LINE_UP).min(1.0)
+                        };
+                        v.goal + Vec3::Z * ((CLEARANCE + PRESS) * rise - PRESS)
+                    } else {
+                        v.goal
                     };
                     let carry = cube + (carry - cube).clamp_length_max(CARRY_STEP);
                     return (v.tcp + (carry - cube), Vec3::ZERO, -1.0);

@@ -11,7 +11,7 @@ use crate::panda::{BodyState, CUBE_HALF, MAX_CUBES, READY};
 use crate::reward::{Progress, hold_steps, progress};
 use glam::{Quat, Vec3};
 use proprio_core::rand::RngExt;
-use proprio_core::{EnvRng, Info};
+use proprio_core::{EnvRng, Info, Space};
 use std::f32::consts::{PI, TAU};
 
 /// Push: how far the goal lies from the cube, m.
@@ -397,6 +397,23 @@ pub fn observe(s: &Settings, p: &impl Measure, t: &TaskState, obs: &mut [f32]) {
 /// from the TCP (3).
 pub fn instruct_state_dim(s: &Settings) -> usize {
     26 + 17 * s.cubes + if s.goal_in_state { 3 } else { 0 }
+}
+
+/// Instruct's state observation with its parts named (the flat order of
+/// [`instruct_state_dim`]), so a policy can find each cube's values:
+/// `arm`, `cubes` (13 each), `goal`, `grasped` (1 each), `cube_from_tcp` (3 each).
+pub fn instruct_state_space(s: &Settings) -> Space {
+    let unbounded = |dim| Space::uniform_box(dim, f32::NEG_INFINITY, f32::INFINITY);
+    let mut parts = vec![
+        ("arm".to_string(), unbounded(26)),
+        ("cubes".to_string(), unbounded(13 * s.cubes)),
+    ];
+    if s.goal_in_state {
+        parts.push(("goal".to_string(), unbounded(3)));
+    }
+    parts.push(("grasped".to_string(), unbounded(s.cubes)));
+    parts.push(("cube_from_tcp".to_string(), unbounded(3 * s.cubes)));
+    Space::Dict { spaces: parts }
 }
 
 /// Writes instruct's cubes, goal, grasp flags and instruction tokens after the arm's 26 values.

@@ -4,6 +4,7 @@
 use crate::base::error::{LearnError, Result};
 use crate::base::tensor::matrix;
 use crate::nets::encoder::{CnnConfig, Encoder, ObsLayout, linear};
+use crate::nets::entities::{EntityConfig, EntityReader};
 use crate::nets::head::{ActionHead, BinSpacing, GreedyToken};
 use crate::nets::instruction::{InstructionEncoder, TextConfig};
 use crate::nets::mlp::{Activation, Mlp, orthogonal};
@@ -69,6 +70,9 @@ pub struct ActorCritic {
     pub encoder: Option<Encoder>,
     /// An instruction's tokens → features, shared by actor and critic.
     pub instruction: Option<InstructionEncoder>,
+    /// An instruction and the state's objects → the state with the named
+    /// objects picked out (`text.entities`; then no instruction encoder).
+    pub entities: Option<EntityReader>,
     /// Observation (or its features) → distribution parameters (means or logits).
     pub actor: Mlp,
     /// Observation (or its features) → state value.
@@ -110,7 +114,13 @@ impl ActorCritic {
         } else {
             None
         };
-        let instruction = if layout.tokens().is_empty() {
+        let entities = match &shape.text.entities {
+            Some(objects) => Some(entity_reader(
+                obs_space, &layout, objects, shape, device, rng,
+            )?),
+            None => None,
+        };
+        let instruction = if layout.tokens().is_empty() || entities.is_some() {
             None
         } else {
             Some(InstructionEncoder::new(
@@ -121,11 +131,14 @@ impl ActorCritic {
                 rng,
             )?)
         };
-        let in_dim = layout.feature_dim(
-            obs_space.flat_dim(),
-            shape.cnn.features,
-            shape.text.features,
-        );
+        let in_dim = match &entities {
+            Some(reader) => reader.out_dim(),
+            None => layout.feature_dim(
+                obs_space.flat_dim(),
+                shape.cnn.features,
+                shape.text.features,
+            ),
+        };
         let hidden = &shape.hidden;
         let hidden_values: usize = shape.critic_only.iter().map(|[a, b]| b - a).sum();
         if shape.aux && hidden_values == 0 {
@@ -159,6 +172,7 @@ impl ActorCritic {
                 .then(|| Standardize::identity(obs_space.flat_dim(), device)),
             encoder,
             instruction,
+            entities,
             actor: Mlp::new(
                 &sizes(head.param_dim()),
                 Activation::Tanh,
@@ -194,6 +208,9 @@ impl ActorCritic {
             Some(standardize) => standardize.forward(obs),
             None => obs,
         };
+        if let Some(reader) = &self.entities {
+            return reader.forward(obs);
+        }
         let Some(instruction) = &self.instruction else {
             return match &self.encoder {
                 Some(encoder) => encoder.forward(obs),
@@ -299,6 +316,31 @@ impl ActorCritic {
     }
 }
 
+/// The reader of `objects` and the instruction of a state observation `space` laid out as `layout`.
+fn entity_reader(
+    space: &Space,
+    layout: &ObsLayout,
+    objects: &EntityConfig,
+    shape: &AgentShape,
+    device: &Device,
+    rng: &mut EnvRng,
+) -> Result<EntityReader> {
+    if layout.has_images() || !shape.critic_only.is_empty() {
+        return Err(LearnError::Config(
+            "text.entities reads objects from state values: a pixel policy (images, critic_only) has none to read".into(),
+        ));
+    }
+    let text = &shape.text;
+    EntityReader::new(
+        layout.tokens().to_vec(),
+        layout.state_runs(),
+        &objects.resolve(space).map_err(LearnError::Config)?,
+        (text.buckets, text.width, text.features),
+        device,
+        rng,
+    )
+}
+
 /// The actor's mask over the features of an observation laid out as `layout`
 /// (`obs_dim` values), hiding `shape.critic_only`; empty when nothing is hidden.
 fn actor_mask(layout: &ObsLayout, obs_dim: usize, shape: &AgentShape) -> Result<Vec<f32>> {
@@ -349,6 +391,7 @@ mod tests {
                 features: 3,
                 window: 0,
                 clip: None,
+                entities: None,
             },
             critic_only,
             aux,

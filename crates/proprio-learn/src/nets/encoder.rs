@@ -173,6 +173,11 @@ impl ObsLayout {
         self.state.iter().map(ExactSizeIterator::len).sum()
     }
 
+    /// The runs of state values.
+    pub fn state_runs(&self) -> &[Range<usize>] {
+        &self.state
+    }
+
     /// The token parts, `(offset, length)`.
     pub fn tokens(&self) -> &[(usize, usize)] {
         &self.tokens

@@ -17,6 +17,7 @@
 //! `manipulation/instruct-v0`'s words never do (tested).
 
 use crate::base::error::{LearnError, Result};
+use crate::nets::entities::EntityConfig;
 use crate::nets::head::standard_normal;
 use crate::nets::mlp::orthogonal;
 use burn::module::Param;
@@ -48,6 +49,10 @@ pub struct TextConfig {
     /// file names it, so the directory must stay where it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clip: Option<PathBuf>,
+    /// Read the instruction as references to the state's objects
+    /// ([`EntityReader`](crate::nets::entities::EntityReader)) instead of one feature vector.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entities: Option<EntityConfig>,
 }
 
 impl Default for TextConfig {
@@ -58,6 +63,7 @@ impl Default for TextConfig {
             features: 64,
             window: 0,
             clip: None,
+            entities: None,
         }
     }
 }
@@ -76,6 +82,12 @@ impl TextConfig {
         }
         if self.window != 0 && self.clip.is_some() {
             return Err("text.window reads the hashed table's tokens; a frozen text.clip tower reads the whole text".into());
+        }
+        if self.entities.is_some() && (self.window != 0 || self.clip.is_some()) {
+            return Err(
+                "text.entities reads the words itself; it takes neither text.window nor text.clip"
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -222,12 +234,7 @@ impl InstructionEncoder {
     /// Encodes the token parts of a batch of flat observations `[B, obs]`.
     pub fn forward(&self, obs: Tensor<2>) -> Tensor<2> {
         let [b, _] = obs.dims();
-        let parts: Vec<Tensor<2>> = self
-            .segments
-            .iter()
-            .map(|&(at, len)| obs.clone().slice([0..b, at..at + len]))
-            .collect();
-        let ids = Tensor::cat(parts, 1);
+        let ids = token_ids(&obs, &self.segments);
         let [_, len] = ids.dims();
         if let Some(frozen) = &self.frozen {
             let device = ids.device();
@@ -292,6 +299,17 @@ fn frozen_text(dir: &std::path::Path, vocabularies: &[u32], device: &Device) -> 
         env_vocabulary: Arc::new(vocabulary),
         cache: Arc::default(),
     })
+}
+
+/// The token parts at `segments` (`(offset, length)`) of a batch of flat
+/// observations `[B, obs]`, side by side `[B, Σ length]`.
+pub(crate) fn token_ids(obs: &Tensor<2>, segments: &[(usize, usize)]) -> Tensor<2> {
+    let [b, _] = obs.dims();
+    let parts: Vec<Tensor<2>> = segments
+        .iter()
+        .map(|&(at, len)| obs.clone().slice([0..b, at..at + len]))
+        .collect();
+    Tensor::cat(parts, 1)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Networks, apart from the algorithms that train them: MLPs and their fused layer, action heads,
-//! image encoders, the instruction encoder, a fixed standardisation of the state, the actor-critic, squashed and deterministic actors, twin
+//! image encoders, the instruction encoder and its reading as references to objects, a fixed standardisation of the state, the actor-critic, squashed and deterministic actors, twin
 //! critics, the transformer sequence policy and the turn critic of multi-turn answers.
 
 pub mod acting;
@@ -8,6 +8,7 @@ pub mod actor_critic;
 pub mod critic;
 pub mod deterministic;
 pub mod encoder;
+pub mod entities;
 pub mod head;
 pub mod instruction;
 pub mod kv_cache;
