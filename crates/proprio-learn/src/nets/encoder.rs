@@ -381,6 +381,17 @@ pub(crate) fn linear(inputs: usize, outputs: usize, weight: Vec<f32>, device: &D
     layer
 }
 
+/// The token parts at `segments` (`(offset, length)`) of a batch of flat
+/// observations `[B, obs]`, side by side `[B, Σ length]`.
+pub(crate) fn token_ids(obs: &Tensor<2>, segments: &[(usize, usize)]) -> Tensor<2> {
+    let [b, _] = obs.dims();
+    let parts: Vec<Tensor<2>> = segments
+        .iter()
+        .map(|&(at, len)| obs.clone().slice([0..b, at..at + len]))
+        .collect();
+    Tensor::cat(parts, 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

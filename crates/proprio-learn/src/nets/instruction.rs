@@ -17,6 +17,7 @@
 //! `manipulation/instruct-v0`'s words never do (tested).
 
 use crate::base::error::{LearnError, Result};
+use crate::nets::encoder::token_ids;
 use crate::nets::entities::EntityConfig;
 use crate::nets::head::standard_normal;
 use crate::nets::mlp::orthogonal;
@@ -299,17 +300,6 @@ fn frozen_text(dir: &std::path::Path, vocabularies: &[u32], device: &Device) -> 
         env_vocabulary: Arc::new(vocabulary),
         cache: Arc::default(),
     })
-}
-
-/// The token parts at `segments` (`(offset, length)`) of a batch of flat
-/// observations `[B, obs]`, side by side `[B, Σ length]`.
-pub(crate) fn token_ids(obs: &Tensor<2>, segments: &[(usize, usize)]) -> Tensor<2> {
-    let [b, _] = obs.dims();
-    let parts: Vec<Tensor<2>> = segments
-        .iter()
-        .map(|&(at, len)| obs.clone().slice([0..b, at..at + len]))
-        .collect();
-    Tensor::cat(parts, 1)
 }
 
 #[cfg(test)]

@@ -16,9 +16,8 @@
 //! first colour is moved, the second is the base).
 
 use crate::base::error::{LearnError, Result};
-use crate::nets::encoder::linear;
+use crate::nets::encoder::{linear, token_ids};
 use crate::nets::head::standard_normal;
-use crate::nets::instruction::token_ids;
 use crate::nets::mlp::orthogonal;
 use burn::module::Param;
 use burn::nn::{Embedding, EmbeddingConfig, Linear};
