@@ -45,7 +45,7 @@ const CLEARANCE: f32 = 0.03;
 /// it (the carry height a continuous function of the offset: an imitator a
 /// few millimetres off still lowers, rather than hovering at a millimetre
 /// threshold it cannot copy), m.
-const LINE_UP: f32 = 0.02;
+const LINE_UP: f32 = 0.03;
 
 /// The scripted policy of one task.
 pub struct Scripted {
