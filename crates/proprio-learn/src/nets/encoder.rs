@@ -3,10 +3,11 @@
 //! other parts (the state), as CleanRL's Atari PPO and ManiSkill's `ppo_rgb` do.
 
 use crate::base::error::{LearnError, Result};
+use crate::nets::head::standard_normal;
 use crate::nets::mlp::orthogonal;
 use burn::module::Param;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
-use burn::nn::{Linear, LinearConfig};
+use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 use proprio::{EnvRng, Space};
@@ -379,6 +380,24 @@ pub(crate) fn linear(inputs: usize, outputs: usize, weight: Vec<f32>, device: &D
     ));
     layer.bias = Some(Param::from_tensor(Tensor::zeros([outputs], device)));
     layer
+}
+
+/// A hashed table of `buckets` word embeddings `width` wide, N(0, 1) as
+/// PyTorch's `nn.Embedding`, drawn from the run's generator (burn's
+/// initializer draws from its own, unseeded one).
+pub(crate) fn word_table(
+    buckets: usize,
+    width: usize,
+    device: &Device,
+    rng: &mut EnvRng,
+) -> Embedding {
+    let table: Vec<f32> = (0..buckets * width).map(|_| standard_normal(rng)).collect();
+    let mut embedding = EmbeddingConfig::new(buckets, width).init(device);
+    embedding.weight = Param::from_tensor(Tensor::from_data(
+        TensorData::new(table, [buckets, width]),
+        device,
+    ));
+    embedding
 }
 
 /// The token parts at `segments` (`(offset, length)`) of a batch of flat

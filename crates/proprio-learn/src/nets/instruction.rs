@@ -17,12 +17,11 @@
 //! `manipulation/instruct-v0`'s words never do (tested).
 
 use crate::base::error::{LearnError, Result};
-use crate::nets::encoder::token_ids;
+use crate::nets::encoder::{token_ids, word_table};
 use crate::nets::entities::EntityConfig;
-use crate::nets::head::standard_normal;
 use crate::nets::mlp::orthogonal;
 use burn::module::Param;
-use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
+use burn::nn::{Embedding, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 use proprio::EnvRng;
@@ -202,16 +201,7 @@ impl InstructionEncoder {
         let (embedding, position) = if frozen.is_some() {
             (None, None)
         } else {
-            // N(0, 1), as PyTorch's `nn.Embedding`, drawn from the run's generator
-            // (burn's initializer draws from its own, unseeded one).
-            let table: Vec<f32> = (0..cfg.buckets * cfg.width)
-                .map(|_| standard_normal(rng))
-                .collect();
-            let mut embedding = EmbeddingConfig::new(cfg.buckets, cfg.width).init(device);
-            embedding.weight = Param::from_tensor(Tensor::from_data(
-                TensorData::new(table, [cfg.buckets, cfg.width]),
-                device,
-            ));
+            let embedding = word_table(cfg.buckets, cfg.width, device, rng);
             let position = (cfg.window == 0)
                 .then(|| Param::from_tensor(Tensor::zeros([len, cfg.width], device)));
             (Some(embedding), position)

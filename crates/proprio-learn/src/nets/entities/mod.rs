@@ -16,11 +16,11 @@
 //! first colour is moved, the second is the base).
 
 use crate::base::error::{LearnError, Result};
-use crate::nets::encoder::{linear, token_ids};
+use crate::nets::encoder::{linear, token_ids, word_table};
 use crate::nets::head::standard_normal;
 use crate::nets::mlp::orthogonal;
 use burn::module::Param;
-use burn::nn::{Embedding, EmbeddingConfig, Linear};
+use burn::nn::{Embedding, Linear};
 use burn::prelude::*;
 use burn::tensor::activation::{relu, sigmoid, softmax};
 use proprio::EnvRng;
@@ -91,12 +91,7 @@ impl EntityReader {
                 "text.entities reads an instruction: the observation needs a token part".into(),
             ));
         }
-        let table: Vec<f32> = (0..buckets * width).map(|_| standard_normal(rng)).collect();
-        let mut embedding = EmbeddingConfig::new(buckets, width).init(device);
-        embedding.weight = Param::from_tensor(Tensor::from_data(
-            TensorData::new(table, [buckets, width]),
-            device,
-        ));
+        let embedding = word_table(buckets, width, device, rng);
         let keys: Vec<f32> = (0..objects.count * width)
             .map(|_| standard_normal(rng))
             .collect();
@@ -178,13 +173,12 @@ impl EntityReader {
         let naming =
             sigmoid(self.naming.forward(words.clone()).reshape([b, len])) * present.clone();
         let roles = self.objects.roles;
-        let mut over_words = self.nth_naming_word(naming.clone(), roles);
+        let naming_words = nth_naming_word(naming.clone(), roles);
         // The context: the words that name no object, by their own logits.
         let context = self.context_logit.forward(words.clone()).reshape([b, len])
             + (-naming + (1.0 + TINY)).log();
         let context = softmax(context.mask_fill(present.equal_elem(0.0), -1e9), 1);
-        over_words.push(context);
-        let over_words = Tensor::stack::<3>(over_words, 2);
+        let over_words = Tensor::cat(vec![naming_words, context.unsqueeze_dim(2)], 2);
         let context = over_words
             .clone()
             .slice([0..b, 0..len, roles..roles + 1])
@@ -209,42 +203,6 @@ impl EntityReader {
         (over_objects, over_words, context)
     }
 
-    /// For each role `r < roles`, the chance `[B, L]` that each word is
-    /// the (r+1)-th to name an object, each word naming one with chance
-    /// `naming` `[B, L]` independently (a Poisson-binomial count, word by word).
-    fn nth_naming_word(&self, naming: Tensor<2>, roles: usize) -> Vec<Tensor<2>> {
-        let [b, len] = naming.dims();
-        let device = naming.device();
-        let none = Tensor::zeros([b, 1], &device);
-        // The chance that exactly r words before this one name an object, r < roles.
-        let mut exactly = Tensor::cat(
-            vec![
-                Tensor::ones([b, 1], &device),
-                Tensor::zeros([b, roles - 1], &device),
-            ],
-            1,
-        );
-        let mut chance = Vec::with_capacity(len);
-        for j in 0..len {
-            let g = naming.clone().slice([0..b, j..j + 1]);
-            chance.push(exactly.clone() * g.clone());
-            let one_more = Tensor::cat(
-                vec![none.clone(), exactly.clone().slice([0..b, 0..roles - 1])],
-                1,
-            );
-            exactly = exactly * (-g.clone() + 1.0) + one_more * g;
-        }
-        let chance = Tensor::stack::<3>(chance, 1);
-        (0..roles)
-            .map(|r| {
-                chance
-                    .clone()
-                    .slice([0..b, 0..len, r..r + 1])
-                    .reshape([b, len])
-            })
-            .collect()
-    }
-
     /// The objects' values `[B, count, width]`.
     fn objects(&self, obs: &Tensor<2>) -> Tensor<3> {
         let [b, _] = obs.dims();
@@ -261,6 +219,34 @@ impl EntityReader {
             .collect();
         Tensor::stack(per_object, 1)
     }
+}
+
+/// For each word and role `r < roles`, the chance `[B, L, roles]` that the
+/// word is the (r+1)-th to name an object, each word naming one with chance
+/// `naming` `[B, L]` independently (a Poisson-binomial count, word by word).
+fn nth_naming_word(naming: Tensor<2>, roles: usize) -> Tensor<3> {
+    let [b, len] = naming.dims();
+    let device = naming.device();
+    let none = Tensor::zeros([b, 1], &device);
+    // The chance that exactly r words before this one name an object, r < roles.
+    let mut exactly = Tensor::cat(
+        vec![
+            Tensor::ones([b, 1], &device),
+            Tensor::zeros([b, roles - 1], &device),
+        ],
+        1,
+    );
+    let mut chance = Vec::with_capacity(len);
+    for j in 0..len {
+        let g = naming.clone().slice([0..b, j..j + 1]);
+        chance.push(exactly.clone() * g.clone());
+        let one_more = Tensor::cat(
+            vec![none.clone(), exactly.clone().slice([0..b, 0..roles - 1])],
+            1,
+        );
+        exactly = exactly * (-g.clone() + 1.0) + one_more * g;
+    }
+    Tensor::stack(chance, 1)
 }
 
 #[cfg(test)]
