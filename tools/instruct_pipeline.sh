@@ -3,7 +3,7 @@
 # pipeline (docs/instructions.md): the scripted expert's demonstrations
 # (DART noise) → a clone → ROUNDS DAgger rounds (the last clone acts, the
 # expert labels every state it visits, the dataset grows, a clone is trained
-# on all of it again) → RL from the last clone on the binary reward: PPO with
+# on all of it again) → RL from the best clone on the binary reward: PPO with
 # its critic warmed up (RL=grpo: the group learner; PPO measured ahead on
 # every seed, docs/benchmarks.md, "Out of distribution …").
 #   [PROPRIO=bin] [ROUNDS=1] [DEMOS=100] [DAGGER=50] [EPOCHS=50] [STOP=clone] [RL=ppo|grpo]
@@ -11,8 +11,9 @@
 # The env config and networks are the tuned bc, grpo and ppo recipes' (tuned.json).
 # One round is the default: a second one measured worse on every seed
 # (docs/benchmarks.md, "A clone that can match its expert").
-# The final run lands at OUT (with STOP=clone, the last clone); the
-# demonstrations, clones and rounds stay in OUT.pipeline/. A step whose
+# The final run lands at OUT (with STOP=clone, a copy of the best clone:
+# the one with the highest success on the training instructions, seed 11);
+# the demonstrations, clones, their scores and rounds stay in OUT.pipeline/. A step whose
 # output is there is not redone, so a cut-off pipeline resumes.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: tools/instruct_pipeline.sh SEED OUT" >&2; exit 2; }
@@ -57,19 +58,36 @@ clone() {
 
 data=$work/demos0
 step "$data" "$proprio" demos --env "$env" --per-instruction "$demos" --noise 0.05 --seed "$seed"
-last=$work/clone0
-[ "$rounds" -eq 0 ] && [ "$stop" = clone ] && last=$out
-clone "$data" "$last"
+clone "$data" "$work/clone0"
 for ((round = 1; round <= rounds; round++)); do
-  step "$work/demos$round" "$proprio" demos --dagger "$last" --aggregate "$data" \
+  step "$work/demos$round" "$proprio" demos --dagger "$work/clone$((round - 1))" --aggregate "$data" \
     --per-instruction "$dagger" --seed $((1000 * seed + round))
   data=$work/demos$round
-  last=$work/clone$round
-  [ "$round" -eq "$rounds" ] && [ "$stop" = clone ] && last=$out
-  clone "$data" "$last"
+  clone "$data" "$work/clone$round"
 done
-if [ "$stop" != clone ]; then
-  step "$out" "$proprio" train --algo "$rl" --env "$env" --init "$last" \
+# DAgger's guarantee is for the best of its policies, not the last (a
+# round can undo a clone that was already good): each clone is scored on
+# the training instructions, on evaluation seed 11 (the reported figures
+# use 21), and the best goes on.
+best='' best_rate=-1
+for ((round = 0; round <= rounds; round++)); do
+  score=$work/clone$round.score
+  if [ ! -e "$score" ]; then
+    "$proprio" eval --checkpoint "$work/clone$round" --episodes 300 --seed 11 \
+      --config '{"split":"train"}' >"$score.partial"
+    mv "$score.partial" "$score"
+  fi
+  rate=$(grep -o 'success [0-9.]*%' "$score" | head -n 1 | tr -dc 0-9.)
+  echo "clone$round: $rate% on the training instructions (evaluation seed 11)"
+  if awk -v r="$rate" -v b="$best_rate" 'BEGIN { exit !(r > b) }'; then
+    best=$work/clone$round best_rate=$rate
+  fi
+done
+echo "the best clone: $best"
+if [ "$stop" = clone ]; then
+  cp -r "$best" "$out"
+else
+  step "$out" "$proprio" train --algo "$rl" --env "$env" --init "$best" \
     --eval-config "$held_out" --seed "$seed" --threads 1
 fi
 for split in train held_out; do

@@ -23,15 +23,23 @@ const GRIP_ABOVE: f32 = 0.005;
 const HELD: f32 = 0.044;
 /// Longest carry waypoint, m: a held cube moves at most ~0.6 m/s.
 const CARRY_STEP: f32 = 0.05;
-/// Stack: A within this height of its place on B is let go, m.
+/// Stack: let go, A within this height of its place rests on B, m.
 const RELEASE: f32 = 0.004;
+/// Stack: held A lined up over B (within [`FUNNEL`]) and lower than this
+/// above its place is let go while it is lowered the rest of the way, m.
+const SET_DOWN: f32 = 0.010;
+/// Push: the TCP pushes while within this of the line through the cube to the goal, m.
+const PUSH_LANE: f32 = 0.02;
+/// Push: within this of the point behind the cube the hand descends onto
+/// it through a cone (lower the closer), m; farther and low near the cube, it rises first.
+const APPROACH: f32 = 0.03;
 /// Stack: how far below its place A is aimed, so that it sets down on B
 /// rather than being let go while still moving down, m.
 const PRESS: f32 = 0.004;
 /// Finger gap at which the fingers have let go of a cube, m.
 const CLEAR: f32 = 0.046;
-/// How close the TCP must be to a waypoint to move on, m.
-const CLOSE: f32 = 0.012;
+/// Push: within this of the point behind the cube the approach cone is at the table, m.
+const SETTLED: f32 = 0.006;
 /// Once below the hover height, the hand keeps descending onto a cube
 /// (correcting sideways on the way) while within this of its centre, m:
 /// the height is the plan's memory, so an imitator a few millimetres off
@@ -196,31 +204,40 @@ impl Scripted {
                 let along = rel.dot(dir);
                 let lateral = rel - dir * along;
                 let low = v.tcp.z < CUBE_HALF + 0.015;
-                let pushing = low && (-0.08..-0.015).contains(&along) && lateral.length() < 0.015;
+                let pushing =
+                    low && (-0.08..-0.015).contains(&along) && lateral.length() < PUSH_LANE;
+                let from_behind = (v.tcp - behind).with_z(0.0).length();
                 let waypoint = if pushing {
                     // Push along the line cube → goal, steering back onto it.
                     (v.tcp + dir * PUSH_LEAD - lateral).with_z(CUBE_HALF)
-                } else if (v.tcp - behind).with_z(0.0).length() < CLOSE {
-                    behind
-                } else if v.tcp.z < HOVER - 0.02 && rel.length() < 0.1 {
+                } else if v.tcp.z < HOVER - 0.02 && rel.length() < 0.1 && from_behind > APPROACH {
+                    // Low beside or ahead of the cube: up first, clear of it.
                     v.tcp.with_z(HOVER)
                 } else {
-                    behind.with_z(HOVER)
+                    // The approach cone: the height over the point behind the
+                    // cube a continuous function of the distance from it.
+                    let rise = ((from_behind - SETTLED) / (APPROACH - SETTLED)).clamp(0.0, 1.0);
+                    behind.with_z(CUBE_HALF + (HOVER - CUBE_HALF) * rise)
                 };
                 (waypoint, Vec3::ZERO, -1.0)
             }
             TaskKind::PickCube | TaskKind::StackCube => {
                 let stacking = v.kind == TaskKind::StackCube;
-                let offset_on_b = v.goal - cube;
-                let resting_on_b = offset_on_b.with_z(0.0).length() < STACK_OFFSET - 0.005
-                    && offset_on_b.z.abs() < RELEASE;
-                if stacking && resting_on_b {
-                    // On B: let go, and back off once the fingers are clear.
-                    let clear = v.opening > CLEAR;
-                    let waypoint = if clear {
+                let off_b = (v.goal - cube).with_z(0.0).length();
+                let above_place = cube.z - v.goal.z;
+                // Held, A is let go once lined up over B within the funnel
+                // and lowered into a band above its place (a band, not a
+                // millimetre, so an imitator resting A on B is told to let
+                // go); let go, the hand backs off while A rests anywhere on B.
+                let set_down = off_b < FUNNEL && above_place < SET_DOWN;
+                let resting_on_b = off_b < STACK_OFFSET - 0.005 && above_place.abs() < RELEASE;
+                if stacking && (set_down || resting_on_b && !v.grasped) {
+                    // Open while lowering A the rest of the way, then back off
+                    // once the fingers are clear.
+                    let waypoint = if v.opening > CLEAR {
                         v.tcp.with_z(cube.z + HOVER)
                     } else {
-                        v.tcp
+                        v.tcp - Vec3::Z * above_place.max(0.0)
                     };
                     return (waypoint, Vec3::ZERO, 1.0);
                 }
@@ -286,5 +303,105 @@ impl Agent for Scripted {
             self.action(o, act);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ManipConfig;
+
+    fn expert(task: TaskKind) -> Scripted {
+        let config = ManipConfig {
+            control: Some(ControlMode::PdEeDeltaPosYaw),
+            ..ManipConfig::default()
+        };
+        Scripted::new(Settings::new(task, &config).unwrap()).unwrap()
+    }
+
+    /// A top-down hand at `tcp` with the fingers `opening` apart.
+    fn view(
+        kind: TaskKind,
+        tcp: Vec3,
+        cube: Vec3,
+        goal: Vec3,
+        grasped: bool,
+        opening: f32,
+    ) -> View {
+        let down = Quat::from_rotation_x(std::f32::consts::PI);
+        View {
+            kind,
+            tcp,
+            hand: down,
+            object: Some((cube, Quat::IDENTITY)),
+            goal,
+            grasped,
+            opening,
+        }
+    }
+
+    #[test]
+    fn the_push_approach_height_never_jumps_as_the_hand_nears_the_point_behind_the_cube() {
+        let push = expert(TaskKind::PushCube);
+        let cube = Vec3::new(0.0, 0.0, CUBE_HALF);
+        let goal = Vec3::new(0.3, 0.0, CUBE_HALF);
+        // The hand at hover height, from 6 cm to 0 behind the point it
+        // descends at (5.5 cm behind the cube), a millimetre at a time.
+        let heights: Vec<f32> = (0..=60)
+            .map(|mm| {
+                let tcp = Vec3::new(-0.055 - mm as f32 * 0.001, 0.0, HOVER);
+                push.plan(&view(TaskKind::PushCube, tcp, cube, goal, false, 0.0))
+                    .0
+                    .z
+            })
+            .collect();
+        assert!((heights[0] - CUBE_HALF).abs() < 1e-6, "{heights:?}");
+        assert!((heights[60] - HOVER).abs() < 1e-6, "{heights:?}");
+        for pair in heights.windows(2) {
+            assert!(
+                pair[1] >= pair[0] && pair[1] - pair[0] < 0.003,
+                "{heights:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_held_cube_is_let_go_only_lined_up_over_the_other_and_lifted_off_its_edge() {
+        let stack = expert(TaskKind::StackCube);
+        let place = Vec3::new(0.1, 0.1, 3.0 * CUBE_HALF);
+        let at = |offset: f32, above: f32| {
+            let cube = place + Vec3::new(offset, 0.0, above);
+            let tcp = cube + Vec3::new(0.0, 0.0, GRIP_ABOVE);
+            let v = view(TaskKind::StackCube, tcp, cube, place, true, 0.04);
+            stack.plan(&v)
+        };
+        // Resting on B 6 mm off, or 8 mm above its place lined up: open.
+        for (offset, above) in [(0.006, 0.0), (0.0, 0.008)] {
+            let (waypoint, _, gripper) = at(offset, above);
+            assert_eq!(gripper, 1.0, "offset {offset}, above {above}");
+            assert!(waypoint.z <= place.z + GRIP_ABOVE + 1e-6);
+        }
+        // Resting on B's edge 2.5 cm off (its centre past B's face): held,
+        // lifted and moved back over B.
+        let (waypoint, _, gripper) = at(0.025, 0.0);
+        assert_eq!(gripper, -1.0);
+        let tcp = place + Vec3::new(0.025, 0.0, GRIP_ABOVE);
+        assert!(
+            waypoint.z > tcp.z + 0.01 && waypoint.x < tcp.x,
+            "{waypoint}"
+        );
+        // Let go and still on B 2.5 cm off: the hand backs off, open.
+        let cube = place + Vec3::new(0.025, 0.0, 0.0);
+        let v = view(
+            TaskKind::StackCube,
+            cube + Vec3::Z * 0.02,
+            cube,
+            place,
+            false,
+            0.07,
+        );
+        let (waypoint, _, gripper) = stack.plan(&v);
+        assert_eq!(gripper, 1.0);
+        assert!(waypoint.z > cube.z + 0.05);
     }
 }
