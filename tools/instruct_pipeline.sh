@@ -13,8 +13,9 @@
 # (docs/benchmarks.md, "A clone that can match its expert").
 # The final run lands at OUT (with STOP=clone, a copy of the best clone:
 # the one with the highest success on the training instructions, seed 11);
-# the demonstrations, clones, their scores and rounds stay in OUT.pipeline/. A step whose
-# output is there is not redone, so a cut-off pipeline resumes.
+# the demonstrations, clones, their scores and rounds stay in
+# OUT.pipeline/. A step whose output is there is not redone, so a cut-off
+# pipeline resumes.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: tools/instruct_pipeline.sh SEED OUT" >&2; exit 2; }
 seed=$1 out=$2
@@ -85,7 +86,9 @@ for ((round = 0; round <= rounds; round++)); do
 done
 echo "the best clone: $best"
 if [ "$stop" = clone ]; then
-  cp -r "$best" "$out"
+  rm -rf "$out.partial"
+  cp -r "$best" "$out.partial"
+  mv "$out.partial" "$out"
 else
   step "$out" "$proprio" train --algo "$rl" --env "$env" --init "$best" \
     --eval-config "$held_out" --seed "$seed" --threads 1

@@ -17,6 +17,13 @@ const GAIN: f32 = 0.6;
 const HOVER: f32 = 0.08;
 /// How far ahead of the TCP a push aims, m per control step before the gain.
 const PUSH_LEAD: f32 = 0.02;
+/// Push: the TCP pushes while within this of the line through the cube to the goal, m.
+const PUSH_LANE: f32 = 0.02;
+/// Push: within this of the point behind the cube the hand descends onto
+/// it through a cone (lower the closer), m; farther and low near the cube, it rises first.
+const APPROACH: f32 = 0.03;
+/// Push: within this of the point behind the cube the approach cone is at the table, m.
+const SETTLED: f32 = 0.006;
 /// Height of the grip point above the cube's centre, m.
 const GRIP_ABOVE: f32 = 0.005;
 /// Finger gap under which a touched cube is firmly held (a 4 cm cube plus slack), m.
@@ -28,18 +35,11 @@ const RELEASE: f32 = 0.004;
 /// Stack: held A lined up over B (within [`FUNNEL`]) and lower than this
 /// above its place is let go while it is lowered the rest of the way, m.
 const SET_DOWN: f32 = 0.010;
-/// Push: the TCP pushes while within this of the line through the cube to the goal, m.
-const PUSH_LANE: f32 = 0.02;
-/// Push: within this of the point behind the cube the hand descends onto
-/// it through a cone (lower the closer), m; farther and low near the cube, it rises first.
-const APPROACH: f32 = 0.03;
 /// Stack: how far below its place A is aimed, so that it sets down on B
 /// rather than being let go while still moving down, m.
 const PRESS: f32 = 0.004;
 /// Finger gap at which the fingers have let go of a cube, m.
 const CLEAR: f32 = 0.046;
-/// Push: within this of the point behind the cube the approach cone is at the table, m.
-const SETTLED: f32 = 0.006;
 /// Once below the hover height, the hand keeps descending onto a cube
 /// (correcting sideways on the way) while within this of its centre, m:
 /// the height is the plan's memory, so an imitator a few millimetres off
