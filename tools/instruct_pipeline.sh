@@ -6,11 +6,13 @@
 # on all of it again) → RL from the best clone on the binary reward: PPO with
 # its critic warmed up (RL=grpo: the group learner; PPO measured ahead on
 # every seed, docs/benchmarks.md, "Out of distribution …").
-#   [PROPRIO=bin] [ROUNDS=1] [DEMOS=100] [DAGGER=50] [EPOCHS=50] [STOP=clone] [RL=ppo|grpo]
+#   [PROPRIO=bin] [ROUNDS=0] [DEMOS=500] [DAGGER=50] [EPOCHS=50] [STOP=clone] [RL=ppo|grpo]
 #   tools/instruct_pipeline.sh SEED OUT
 # The env config and networks are the tuned bc, grpo and ppo recipes' (tuned.json).
-# One round is the default: a second one measured worse on every seed
-# (docs/benchmarks.md, "A clone that can match its expert").
+# No round is the default: from a clone of 300 demonstrations per
+# instruction whose reader bound, a round measured worse on every seed
+# tried (docs/benchmarks.md, "Every seed bound"); with ROUNDS=n the best
+# of the n + 1 clones goes on.
 # The final run lands at OUT (with STOP=clone, a copy of the best clone:
 # the one with the highest success on the training instructions, seed 11);
 # the demonstrations, clones, their scores and rounds stay in
@@ -20,7 +22,7 @@ set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: tools/instruct_pipeline.sh SEED OUT" >&2; exit 2; }
 seed=$1 out=$2
 [[ $seed =~ ^[0-9]+$ ]] || { echo "SEED must be a whole number, got '$seed'" >&2; exit 2; }
-rounds=${ROUNDS:-1} demos=${DEMOS:-100} dagger=${DAGGER:-50} epochs=${EPOCHS:-50} stop=${STOP:-} rl=${RL:-ppo}
+rounds=${ROUNDS:-0} demos=${DEMOS:-500} dagger=${DAGGER:-50} epochs=${EPOCHS:-50} stop=${STOP:-} rl=${RL:-ppo}
 for n in "$rounds" "$demos" "$dagger" "$epochs"; do
   [[ $n =~ ^[0-9]+$ ]] || { echo "ROUNDS, DEMOS, DAGGER and EPOCHS are whole numbers, got '$n'" >&2; exit 2; }
 done

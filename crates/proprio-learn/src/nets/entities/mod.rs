@@ -29,17 +29,14 @@ use std::ops::Range;
 mod objects;
 pub use objects::{EntityConfig, Objects};
 
-/// The naming layer: every word starts out naming an object with
-/// probability about 0.05, so no word is counted before another (a start
-/// token always first would otherwise take the first role from the outset).
-fn naming(width: usize, device: &Device, rng: &mut EnvRng) -> Linear {
+/// The naming layer: every word starts out naming an object with the same
+/// small chance sigmoid(`bias`), so no word is counted before another (a
+/// start token always first would otherwise take the first role from the outset).
+fn naming(width: usize, bias: f32, device: &Device, rng: &mut EnvRng) -> Linear {
     let mut layer = linear(width, 1, orthogonal(width, 1, 1.0, rng), device);
-    layer.bias = Some(Param::from_tensor(Tensor::full([1], NAMING_BIAS, device)));
+    layer.bias = Some(Param::from_tensor(Tensor::full([1], bias, device)));
     layer
 }
-
-/// The naming layer's initial bias: sigmoid(−3) ≈ 0.05.
-const NAMING_BIAS: f32 = -3.0;
 
 /// A pointer's logits are `POINTER_SCALE` · q·k / √width, about N(0, 2²)
 /// at the start: unscaled, a random word began sure of a random object
@@ -112,7 +109,7 @@ impl EntityReader {
             });
         Ok(Self {
             embedding,
-            naming: naming(width, device, rng),
+            naming: naming(width, objects.naming_bias, device, rng),
             context_logit: linear(width, 1, orthogonal(width, 1, 1.0, rng), device),
             query: linear(width, width, orthogonal(width, width, 1.0, rng), device),
             keys: Param::from_tensor(Tensor::from_data(
@@ -284,6 +281,7 @@ mod tests {
             count: OBJECTS,
             fields: vec![[0, 1]],
             roles: 2,
+            naming_bias: -3.0,
         }
     }
 
@@ -394,6 +392,40 @@ mod tests {
     }
 
     #[test]
+    fn the_naming_bias_sets_how_likely_every_word_starts_out_naming_an_object() {
+        let device = Device::flex();
+        let row = [0.5, 1.0, 2.0, 3.0, 4.0, 49406.0, 736.0, 49407.0, 0.0];
+        let role_weight = |naming_bias: f32| {
+            let objects = Objects {
+                count: 2,
+                fields: vec![[1, 2]],
+                roles: 1,
+                naming_bias,
+            };
+            let rng = &mut EnvRng::seed_from_u64(2);
+            let state = std::slice::from_ref(&(0..5));
+            let r = EntityReader::new(vec![(5, 4)], state, &objects, (4096, 16, 8), &device, rng)
+                .unwrap();
+            let (_, over_words) = r.attention(matrix(&row, 1, 9, &device));
+            // The role's weights over the words: the first word's, the total.
+            let role: Vec<f32> = host(over_words).unwrap().into_iter().step_by(2).collect();
+            (role[0], role.iter().sum::<f32>())
+        };
+        // Every word sure to name an object: the first word (the start token) takes the role.
+        let (first, total) = role_weight(10.0);
+        assert!(first > 0.99 && total > 0.99, "{first} {total}");
+        // No word likely to: the role is unnamed (even over the objects).
+        let (_, total) = role_weight(-10.0);
+        assert!(total < 0.01, "{total}");
+        let (_, at_minus_one) = role_weight(-1.0);
+        let (_, at_minus_three) = role_weight(-3.0);
+        assert!(
+            at_minus_one > at_minus_three,
+            "{at_minus_one} {at_minus_three}"
+        );
+    }
+
+    #[test]
     fn only_the_named_objects_and_the_rest_of_the_state_reach_the_features() {
         let device = Device::flex();
         let rng = &mut EnvRng::seed_from_u64(2);
@@ -401,6 +433,7 @@ mod tests {
             count: 2,
             fields: vec![[1, 2]],
             roles: 1,
+            naming_bias: -3.0,
         };
         let state = std::slice::from_ref(&(0..5));
         let r =
