@@ -20,8 +20,9 @@ SLICE_S=${SLICE_S:-60}
 SLICES=${SLICES:-"state:16:cpu:cpu state:128:wgpu:gpu state:128:cpu:cpu rgb+state:16:cpu:cpu rgb+state:128:wgpu:gpu rgb+state:128:wgpu:cpu"}
 # With rgb+state the flat observation is the image (64·64·3), then the state:
 # the cubes (26..65 of the state), the goal and the grasp flags (65..71) and
-# the cubes from the hand (71..80) are the critic's only (GRPO has none: hidden).
-PIXEL_ACTOR='--set critic_only=[[12314,12368]]'
+# the cubes from the hand (71..80) are the critic's only (GRPO has none: hidden);
+# the recipe's entity reader reads the image's cells instead of the cubes.
+PIXEL_ACTOR='--set critic_only=[[12314,12368]] --set text={"width":16,"entities":{"cells":true,"naming_bias":-1}}'
 
 case "${1:-}" in
 prepare)

@@ -12,6 +12,7 @@
 pub mod demos;
 pub mod frames;
 pub mod record;
+pub mod shift;
 
 pub use demos::{DaggerRound, DemoHeader, Demonstrations};
 pub use frames::{EpisodeFrames, FrameEpisodes, Player, demo_frames, rollout_frames};
@@ -27,7 +28,7 @@ use crate::learner::{self, Cadence, Learner};
 use crate::nets::acting::{PolicyFile, PolicyNet};
 use crate::nets::actor::{Actor, ControlPolicy};
 use crate::nets::actor_critic::AgentShape;
-use crate::nets::encoder::CnnConfig;
+use crate::nets::encoder::{CnnConfig, ObsLayout};
 use crate::nets::head::{BinSpacing, GreedyToken};
 use crate::nets::instruction::TextConfig;
 use crate::nets::standardize::Standardize;
@@ -39,6 +40,7 @@ use proprio::serde_json::{Map, Value, json};
 use proprio::{ActMode, EnvRng, Space};
 use proprio_reward::SharedHead;
 use serde::{Deserialize, Serialize};
+use shift::Images;
 use std::path::{Path, PathBuf};
 
 crate::base::hyper::hyperparameters! {
@@ -79,6 +81,10 @@ crate::base::hyper::hyperparameters! {
         pub critic_only: Vec<[usize; 2]>,
         /// The sampling temperature `policy.json` records (the group learner's, for `--init`).
         pub temperature: f32,
+        /// Shift every minibatch row's images by up to this many pixels each
+        /// way (robomimic's random crop; 0: none).
+        #[serde(default)]
+        pub image_shift: usize,
     }
 }
 
@@ -100,6 +106,7 @@ impl Default for BcConfig {
             text: TextConfig::default(),
             critic_only: Vec::new(),
             temperature: 1.0,
+            image_shift: 0,
             eval_every: 100_000,
             eval_episodes: 100,
         }
@@ -158,6 +165,8 @@ pub struct Bc {
     iteration: u64,
     /// Mean loss per action unit over the last epoch.
     loss: f64,
+    /// Where the observation's images lie, when `image_shift` moves them.
+    images: Option<Images>,
 }
 
 impl Bc {
@@ -196,6 +205,8 @@ impl Bc {
         let device = device.autodiff();
         let mut rng = learner_rng(seed);
         let obs_space = source.observation_space()?;
+        let layout = ObsLayout::new(&obs_space)?;
+        let images = Images::to_shift(&layout, cfg.image_shift).map_err(LearnError::Config)?;
         let mut actor = ControlPolicy::new(&obs_space, head, &cfg.shape(), &device, &mut rng)?;
         if cfg.standardize_state {
             let d = obs_space.flat_dim();
@@ -215,6 +226,7 @@ impl Bc {
             global_step: 0,
             iteration: 0,
             loss: f64::NAN,
+            images,
         })
     }
 
@@ -235,7 +247,10 @@ impl Bc {
                     .flat_map(|&r| data[r * w..(r + 1) * w].iter().copied())
                     .collect()
             };
-            let obs = gather(&self.demos.obs, d);
+            let mut obs = gather(&self.demos.obs, d);
+            if let Some(images) = &self.images {
+                images.shift(&mut obs, d, self.cfg.image_shift, &mut self.rng);
+            }
             let scores = self.actor.score(&obs, &gather(&self.targets, a), m, 1.0);
             let loss = scores.logp.neg().mean();
             let value = loss.clone().into_scalar::<f32>();

@@ -14,6 +14,11 @@
 //! (a hashed table, as the instruction encoder's); only the count of naming
 //! words before it sees the order ("put the red cube on the blue cube": the
 //! first colour is moved, the second is the base).
+//!
+//! A pixel policy has no objects in its state: its objects are the cells of
+//! the CNN's last feature map (`text.entities.cells`), each cell's key read
+//! from its channels, so a word's pointer picks the cell that shows its cube
+//! wherever it lies, and the picked values carry the cell's place.
 
 use crate::base::error::{LearnError, Result};
 use crate::nets::encoder::{linear, token_ids, word_table};
@@ -56,8 +61,10 @@ pub struct EntityReader {
     context_logit: Linear,
     /// A role's words → its query of the objects' keys.
     query: Linear,
-    /// Each object's key `[count, width]`.
+    /// Each object's key `[count, width]` (image cells: a place's, added to its content's).
     keys: Param<Tensor<2>>,
+    /// An image cell's values → its key (absent for state objects, whose keys are fixed).
+    cell_keys: Option<Linear>,
     /// The context's words → features.
     context: Linear,
     /// `(offset, length)` of each token part of a flat observation.
@@ -70,6 +77,9 @@ pub struct EntityReader {
     /// The state's runs with the objects' values taken out.
     #[module(skip)]
     rest: Vec<Range<usize>>,
+    /// Image cells as the objects: `(values per cell, width of the rest)`.
+    #[module(skip)]
+    cells: Option<(usize, usize)>,
 }
 
 impl EntityReader {
@@ -80,21 +90,11 @@ impl EntityReader {
         segments: Vec<(usize, usize)>,
         state: &[Range<usize>],
         objects: &Objects,
-        (buckets, width, features): (usize, usize, usize),
+        sizes: (usize, usize, usize),
         device: &Device,
         rng: &mut EnvRng,
     ) -> Result<Self> {
         objects.validate(state).map_err(LearnError::Config)?;
-        let len: usize = segments.iter().map(|&(_, l)| l).sum();
-        if len == 0 {
-            return Err(LearnError::Config(
-                "text.entities reads an instruction: the observation needs a token part".into(),
-            ));
-        }
-        let embedding = word_table(buckets, width, device, rng);
-        let keys: Vec<f32> = (0..objects.count * width)
-            .map(|_| standard_normal(rng))
-            .collect();
         let taken = objects.columns();
         let rest = state
             .iter()
@@ -107,6 +107,60 @@ impl EntityReader {
                 }
                 runs
             });
+        Self::build(segments, objects, rest, None, sizes, device, rng)
+    }
+
+    /// A reader whose objects are the `count` cells of an image's feature
+    /// map, `values` each ([`Encoder::cells`](crate::nets::encoder::Encoder::cells)),
+    /// read beside `rest` other features; a cell's key is a linear map of its
+    /// values plus a learned key of its place (zero at the start).
+    pub fn over_cells(
+        segments: Vec<(usize, usize)>,
+        (count, values, rest): (usize, usize, usize),
+        (roles, naming_bias): (usize, f32),
+        sizes: (usize, usize, usize),
+        device: &Device,
+        rng: &mut EnvRng,
+    ) -> Result<Self> {
+        if count == 0 || values == 0 || roles == 0 {
+            return Err(LearnError::Config(
+                "text.entities over an image needs cells and at least one role".into(),
+            ));
+        }
+        let objects = Objects {
+            count,
+            fields: Vec::new(),
+            roles,
+            naming_bias,
+        };
+        let cells = Some((values, rest));
+        Self::build(segments, &objects, Vec::new(), cells, sizes, device, rng)
+    }
+
+    /// The layers, drawn from `rng` in the first reader's order (a seed's
+    /// state reader is unchanged), a cell reader's key map last.
+    fn build(
+        segments: Vec<(usize, usize)>,
+        objects: &Objects,
+        rest: Vec<Range<usize>>,
+        cells: Option<(usize, usize)>,
+        (buckets, width, features): (usize, usize, usize),
+        device: &Device,
+        rng: &mut EnvRng,
+    ) -> Result<Self> {
+        let len: usize = segments.iter().map(|&(_, l)| l).sum();
+        if len == 0 {
+            return Err(LearnError::Config(
+                "text.entities reads an instruction: the observation needs a token part".into(),
+            ));
+        }
+        let embedding = word_table(buckets, width, device, rng);
+        let keys: Vec<f32> = match cells {
+            Some(_) => vec![0.0; objects.count * width],
+            None => (0..objects.count * width)
+                .map(|_| standard_normal(rng))
+                .collect(),
+        };
         Ok(Self {
             embedding,
             naming: naming(width, objects.naming_bias, device, rng),
@@ -122,31 +176,57 @@ impl EntityReader {
                 orthogonal(width, features, 2f64.sqrt(), rng),
                 device,
             ),
+            cell_keys: cells.map(|(values, _)| {
+                linear(values, width, orthogonal(values, width, 1.0, rng), device)
+            }),
             segments,
             buckets,
             objects: objects.clone(),
             rest,
+            cells,
         })
+    }
+
+    /// Values one object has.
+    fn object_width(&self) -> usize {
+        self.cells
+            .map_or_else(|| self.objects.width(), |(values, _)| values)
     }
 
     /// Width of the features: the rest of the state, the picked objects, the context.
     pub fn out_dim(&self) -> usize {
-        let rest: usize = self.rest.iter().map(ExactSizeIterator::len).sum();
-        rest + self.objects.roles * self.objects.width() + self.context.weight.dims()[1]
+        let rest = match self.cells {
+            Some((_, rest)) => rest,
+            None => self.rest.iter().map(ExactSizeIterator::len).sum(),
+        };
+        rest + self.objects.roles * self.object_width() + self.context.weight.dims()[1]
     }
 
-    /// Reads a batch of flat observations `[B, obs]`.
+    /// Reads a batch of flat observations `[B, obs]` (objects from the state).
     pub fn forward(&self, obs: Tensor<2>) -> Tensor<2> {
-        let (over_objects, _, context) = self.read(&obs);
-        let [b, roles, _] = over_objects.dims();
-        let picked = over_objects
-            .matmul(self.objects(&obs))
-            .reshape([b, roles * self.objects.width()]);
-        let mut parts: Vec<Tensor<2>> = self
+        let [b, _] = obs.dims();
+        let rest = self
             .rest
             .iter()
             .map(|r| obs.clone().slice([0..b, r.clone()]))
             .collect();
+        let objects = self.objects(&obs);
+        self.pick(&obs, objects, rest)
+    }
+
+    /// Reads a batch of flat observations `[B, obs]` whose objects are an
+    /// image's `cells` `[B, count, values]`, beside the `rest` of its features.
+    pub fn forward_cells(&self, obs: &Tensor<2>, cells: Tensor<3>, rest: Tensor<2>) -> Tensor<2> {
+        self.pick(obs, cells, vec![rest])
+    }
+
+    /// The rest, each role's picked object, the context's features.
+    fn pick(&self, obs: &Tensor<2>, objects: Tensor<3>, mut parts: Vec<Tensor<2>>) -> Tensor<2> {
+        let (over_objects, _, context) = self.read(obs, &objects);
+        let [b, roles, _] = over_objects.dims();
+        let picked = over_objects
+            .matmul(objects)
+            .reshape([b, roles * self.object_width()]);
         parts.push(picked);
         parts.push(relu(self.context.forward(context)));
         Tensor::cat(parts, 1)
@@ -154,14 +234,16 @@ impl EntityReader {
 
     /// Each role's attention over the objects `[B, roles, count]` and over
     /// the words `[B, L, roles + 1]` (the context's last): what the policy
-    /// took the instruction to name.
-    pub fn attention(&self, obs: Tensor<2>) -> (Tensor<3>, Tensor<3>) {
-        let (over_objects, over_words, _) = self.read(&obs);
+    /// took the instruction to name; `cells`: an image's, for a reader over
+    /// cells (`None`: the objects are read from the state).
+    pub fn attention(&self, obs: Tensor<2>, cells: Option<Tensor<3>>) -> (Tensor<3>, Tensor<3>) {
+        let objects = cells.unwrap_or_else(|| self.objects(&obs));
+        let (over_objects, over_words, _) = self.read(&obs, &objects);
         (over_objects, over_words)
     }
 
-    /// The attention over objects, over words, and the context's words `[B, width]`.
-    fn read(&self, obs: &Tensor<2>) -> (Tensor<3>, Tensor<3>, Tensor<2>) {
+    /// The attention over `objects` `[B, count, values]`, over words, and the context's words `[B, width]`.
+    fn read(&self, obs: &Tensor<2>, objects: &Tensor<3>) -> (Tensor<3>, Tensor<3>, Tensor<2>) {
         let [b, _] = obs.dims();
         let ids = token_ids(obs, &self.segments);
         let [_, len] = ids.dims();
@@ -194,15 +276,18 @@ impl EntityReader {
         // Each word's own pointer over the objects; a role follows its word's,
         // and is even over the objects for the chance that it has no word.
         let count = self.objects.count;
-        let pointers = softmax(
-            self.query
-                .forward(words)
+        let queries = self.query.forward(words);
+        let logits = match &self.cell_keys {
+            Some(cell_keys) => {
+                let keys = cell_keys.forward(objects.clone()) + self.keys.val().unsqueeze_dim(0);
+                queries.matmul(keys.swap_dims(1, 2))
+            }
+            None => queries
                 .reshape([b * len, width])
                 .matmul(self.keys.val().transpose())
-                .reshape([b, len, count])
-                .mul_scalar(POINTER_SCALE / (width as f64).sqrt()),
-            2,
-        );
+                .reshape([b, len, count]),
+        };
+        let pointers = softmax(logits.mul_scalar(POINTER_SCALE / (width as f64).sqrt()), 2);
         let roles_words = over_words.clone().slice([0..b, 0..len, 0..roles]);
         let unnamed = -roles_words.clone().sum_dim(1) + 1.0;
         let over_objects =
@@ -257,234 +342,4 @@ fn nth_naming_word(naming: Tensor<2>, roles: usize) -> Tensor<3> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::base::adam::adam;
-    use crate::base::tensor::{host, matrix};
-    use crate::nets::mlp::{Activation, Mlp};
-    use burn::optim::GradientsParams;
-    use proprio::rand::{RngExt, SeedableRng};
-
-    /// Three one-value objects (columns 0..3), then 6 token ids.
-    const COLOURS: [f32; 3] = [736.0, 1746.0, 1901.0];
-    const OBJECTS: usize = 3;
-    const TOKENS: usize = 6;
-
-    #[derive(Module, Debug)]
-    struct Probe {
-        reader: EntityReader,
-        head: Mlp,
-    }
-
-    fn objects() -> Objects {
-        Objects {
-            count: OBJECTS,
-            fields: vec![[0, 1]],
-            roles: 2,
-            naming_bias: -3.0,
-        }
-    }
-
-    fn reader(device: &Device, rng: &mut EnvRng) -> EntityReader {
-        let state = std::slice::from_ref(&(0..OBJECTS));
-        EntityReader::new(
-            vec![(OBJECTS, TOKENS)],
-            state,
-            &objects(),
-            (4096, 16, 8),
-            device,
-            rng,
-        )
-        .unwrap()
-    }
-
-    /// "take the ⟨c⟩" → v_c; "lift up the ⟨c⟩" → v_c (its colour one word later);
-    /// "take ⟨c⟩ on ⟨d⟩" → v_c − v_d. A row of the observation and its target.
-    fn example(template: usize, c: usize, d: usize, values: [f32; 3]) -> (Vec<f32>, f32) {
-        let (words, target) = match template {
-            0 => (vec![100.0, 400.0, COLOURS[c]], values[c]),
-            1 => (vec![200.0, 201.0, 400.0, COLOURS[c]], values[c]),
-            _ => (
-                vec![100.0, COLOURS[c], 300.0, COLOURS[d]],
-                values[c] - values[d],
-            ),
-        };
-        let mut row = values.to_vec();
-        row.push(49406.0);
-        row.extend(words);
-        row.push(49407.0);
-        row.resize(OBJECTS + TOKENS, 0.0);
-        (row, target)
-    }
-
-    /// `n` examples of the given (template, c, d) combinations, values uniform in ±1.
-    fn batch(combos: &[(usize, usize, usize)], n: usize, rng: &mut EnvRng) -> (Vec<f32>, Vec<f32>) {
-        let (mut rows, mut targets) = (Vec::new(), Vec::new());
-        for k in 0..n {
-            let (t, c, d) = combos[k % combos.len()];
-            let values = [(); 3].map(|_| rng.random::<f32>() * 2.0 - 1.0);
-            let (row, target) = example(t, c, d, values);
-            rows.extend(row);
-            targets.push(target);
-        }
-        (rows, targets)
-    }
-
-    fn rms_error(probe: &Probe, combos: &[(usize, usize, usize)], rng: &mut EnvRng) -> f32 {
-        let device = Device::flex();
-        let (rows, targets) = batch(combos, 300, rng);
-        let x = matrix(&rows, targets.len(), OBJECTS + TOKENS, &device);
-        let probe = probe.clone().valid();
-        let out = host(probe.head.forward(probe.reader.forward(x))).unwrap();
-        let sum: f32 = out.iter().zip(&targets).map(|(o, t)| (o - t).powi(2)).sum();
-        (sum / targets.len() as f32).sqrt()
-    }
-
-    #[test]
-    fn a_colour_learned_in_one_template_names_its_object_in_another() {
-        let device = Device::flex().autodiff();
-        // Seed 8; of seeds 1–16, 15 fits neither split in 3,000 steps
-        // (docs/instructions.md: the binding is seed-sensitive).
-        let rng = &mut EnvRng::seed_from_u64(8);
-        let reader = reader(&device, rng);
-        let head = Mlp::new(
-            &[reader.out_dim(), 32, 1],
-            Activation::Tanh,
-            1.0,
-            &device,
-            rng,
-        );
-        let mut probe = Probe { reader, head };
-        // Trained: every colour in the first template, two in the second,
-        // every ordered pair but (0, 1) in the third.
-        let mut train: Vec<(usize, usize, usize)> = (0..3).map(|c| (0, c, 0)).collect();
-        train.extend([(1, 0, 0), (1, 1, 0)]);
-        for c in 0..3 {
-            train.extend(
-                (0..3)
-                    .filter(|&d| d != c && (c, d) != (0, 1))
-                    .map(|d| (2, c, d)),
-            );
-        }
-        let held_out = [(1, 2, 0), (2, 0, 1)];
-        let before = rms_error(&probe, &held_out, rng);
-        let mut optim = adam(1e-8);
-        for _ in 0..3000 {
-            let (rows, targets) = batch(&train, 64, rng);
-            let x = matrix(&rows, 64, OBJECTS + TOKENS, &device);
-            let y = matrix(&targets, 64, 1, &device);
-            let loss = (probe.head.forward(probe.reader.forward(x)) - y)
-                .square()
-                .mean();
-            let grads = GradientsParams::from_grads(loss.backward(), &probe);
-            probe = optim.step(3e-3, probe, grads);
-        }
-        let trained = rms_error(&probe, &train, rng);
-        let after = rms_error(&probe, &held_out, rng);
-        assert!(
-            trained < 0.1,
-            "the training combinations are not fitted: {trained}"
-        );
-        assert!(
-            after < 0.15 && before > 0.4,
-            "held-out combinations: rms error {before} before training, {after} after"
-        );
-    }
-
-    #[test]
-    fn the_naming_bias_sets_how_likely_every_word_starts_out_naming_an_object() {
-        let device = Device::flex();
-        let row = [0.5, 1.0, 2.0, 3.0, 4.0, 49406.0, 736.0, 49407.0, 0.0];
-        let role_weight = |naming_bias: f32| {
-            let objects = Objects {
-                count: 2,
-                fields: vec![[1, 2]],
-                roles: 1,
-                naming_bias,
-            };
-            let rng = &mut EnvRng::seed_from_u64(2);
-            let state = std::slice::from_ref(&(0..5));
-            let r = EntityReader::new(vec![(5, 4)], state, &objects, (4096, 16, 8), &device, rng)
-                .unwrap();
-            let (_, over_words) = r.attention(matrix(&row, 1, 9, &device));
-            // The role's weights over the words: the first word's, the total.
-            let role: Vec<f32> = host(over_words).unwrap().into_iter().step_by(2).collect();
-            (role[0], role.iter().sum::<f32>())
-        };
-        // Every word sure to name an object: the first word (the start token) takes the role.
-        let (first, total) = role_weight(10.0);
-        assert!(first > 0.99 && total > 0.99, "{first} {total}");
-        // No word likely to: the role is unnamed (even over the objects).
-        let (_, total) = role_weight(-10.0);
-        assert!(total < 0.01, "{total}");
-        let (_, at_minus_one) = role_weight(-1.0);
-        let (_, at_minus_three) = role_weight(-3.0);
-        assert!(
-            at_minus_one > at_minus_three,
-            "{at_minus_one} {at_minus_three}"
-        );
-    }
-
-    #[test]
-    fn only_the_named_objects_and_the_rest_of_the_state_reach_the_features() {
-        let device = Device::flex();
-        let rng = &mut EnvRng::seed_from_u64(2);
-        let objects = Objects {
-            count: 2,
-            fields: vec![[1, 2]],
-            roles: 1,
-            naming_bias: -3.0,
-        };
-        let state = std::slice::from_ref(&(0..5));
-        let r =
-            EntityReader::new(vec![(5, 4)], state, &objects, (4096, 16, 8), &device, rng).unwrap();
-        // The rest (column 0), one role × 2 values, 8 context features.
-        assert_eq!(r.out_dim(), 1 + 2 + 8);
-        let row = [0.5, 1.0, 2.0, 3.0, 4.0, 49406.0, 736.0, 49407.0, 0.0];
-        let out = host(r.forward(matrix(&row, 1, 9, &device))).unwrap();
-        assert_eq!(out[0], 0.5);
-        // The picked object is a mixture of the two: each value between theirs.
-        assert!(
-            (1.0..=3.0).contains(&out[1]) && (2.0..=4.0).contains(&out[2]),
-            "{out:?}"
-        );
-        let (over_objects, over_words) = r.attention(matrix(&row, 1, 9, &device));
-        let over_objects = host(over_objects).unwrap();
-        assert!((over_objects.iter().sum::<f32>() - 1.0).abs() < 1e-5);
-        // No attention on padding; the role's column is a chance (at most
-        // one word is its first naming word); the context's is below 1 by
-        // the chance that its words name an object.
-        let over_words = host(over_words).unwrap();
-        assert_eq!(over_words[3 * 2..], [0.0, 0.0]);
-        let role: f32 = over_words.iter().step_by(2).sum();
-        assert!(role > 0.0 && role <= 1.0, "{over_words:?}");
-        let context: f32 = over_words.iter().skip(1).step_by(2).sum();
-        assert!(context > 0.5 && context < 1.0, "{over_words:?}");
-        let overlapping = Objects {
-            fields: vec![[1, 2], [2, 1]],
-            ..objects.clone()
-        };
-        let error = EntityReader::new(
-            vec![(5, 4)],
-            state,
-            &overlapping,
-            (4096, 16, 8),
-            &device,
-            rng,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(error.contains("overlap"), "{error}");
-        let outside = Objects {
-            count: 3,
-            ..objects
-        };
-        let error = EntityReader::new(vec![(5, 4)], state, &outside, (4096, 16, 8), &device, rng)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("component 5 is not a state value"),
-            "{error}"
-        );
-    }
-}
+mod tests;

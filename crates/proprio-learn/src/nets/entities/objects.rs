@@ -13,6 +13,7 @@ pub struct EntityConfig {
     /// Each part of the observation the objects share, by its name, and how
     /// many values one object has in it (instruct-v0: `{"cubes": 13,
     /// "grasped": 1, "cube_from_tcp": 3}`); object `i`'s are the `i`-th block.
+    #[serde(default)]
     pub fields: BTreeMap<String, usize>,
     /// How many objects an instruction refers to (2: the one moved, the one it goes on).
     #[serde(default = "two")]
@@ -25,6 +26,11 @@ pub struct EntityConfig {
     /// words are still weakly named (docs/benchmarks.md, "Every seed bound").
     #[serde(default = "minus_three")]
     pub naming_bias: f32,
+    /// The objects are the cells of the CNN's last feature map (a pixel
+    /// policy, the cubes hidden by `critic_only`): each cell's channels and
+    /// place, its key read from them; `fields` stays empty.
+    #[serde(default)]
+    pub cells: bool,
 }
 
 fn two() -> usize {
@@ -39,6 +45,20 @@ impl EntityConfig {
     /// Where the fields lie in `space`: every name must be one box of the
     /// observation, and every field must hold the same number of objects.
     pub fn resolve(&self, space: &Space) -> std::result::Result<Objects, String> {
+        if !(self.naming_bias.is_finite() && self.naming_bias.abs() <= 10.0) {
+            return Err(format!(
+                "text.entities: naming_bias is a logit between -10 and 10, got {}",
+                self.naming_bias
+            ));
+        }
+        if self.cells != self.fields.is_empty() {
+            return Err(if self.cells {
+                "text.entities: the objects are either the image's cells or state fields, not both"
+                    .into()
+            } else {
+                "text.entities names no fields: list the objects' state parts, or set cells: true for a pixel policy".into()
+            });
+        }
         let mut fields = Vec::new();
         let mut count = None;
         for (name, &width) in &self.fields {
@@ -59,12 +79,6 @@ impl EntityConfig {
             }
             count = Some(dim / width);
             fields.push([at, width]);
-        }
-        if !(self.naming_bias.is_finite() && self.naming_bias.abs() <= 10.0) {
-            return Err(format!(
-                "text.entities: naming_bias is a logit between -10 and 10, got {}",
-                self.naming_bias
-            ));
         }
         Ok(Objects {
             count: count.unwrap_or(0),
@@ -190,6 +204,7 @@ mod tests {
             fields: fields.iter().map(|&(k, w)| (k.to_string(), w)).collect(),
             roles: 2,
             naming_bias: -3.0,
+            cells: false,
         };
         let objects = config(&[("cubes", 3), ("grasped", 1)])
             .resolve(&space)
@@ -199,6 +214,8 @@ mod tests {
         assert_eq!(objects.columns(), vec![4, 5, 6, 10, 7, 8, 9, 11]);
         let error = config(&[("cube", 3)]).resolve(&space).unwrap_err();
         assert!(error.contains("arm, cubes, grasped"), "{error}");
+        let error = config(&[]).resolve(&space).unwrap_err();
+        assert!(error.contains("cells: true"), "{error}");
         let error = config(&[("cubes", 4)]).resolve(&space).unwrap_err();
         assert!(error.contains("6 values"), "{error}");
         let error = config(&[("cubes", 2), ("grasped", 1)])

@@ -251,6 +251,9 @@ pub struct Encoder {
     kernels: Vec<usize>,
     #[module(skip)]
     layout: ObsLayout,
+    /// `[height, width, channels]` of the last feature map.
+    #[module(skip)]
+    map: [usize; 3],
 }
 
 impl Encoder {
@@ -269,8 +272,12 @@ impl Encoder {
             ));
         }
         let side = |s| cfg.out_side(s).map_err(LearnError::Config);
-        let flat =
-            side(layout.height)? * side(layout.width)? * cfg.channels.last().copied().unwrap_or(0);
+        let map = [
+            side(layout.height)?,
+            side(layout.width)?,
+            cfg.channels.last().copied().unwrap_or(0),
+        ];
+        let flat = map.iter().product();
         let gain = 2f64.sqrt();
         let mut inputs = layout.channels();
         let (mut convs, mut patches) = (Vec::new(), Vec::new());
@@ -310,6 +317,7 @@ impl Encoder {
             fc,
             kernels: cfg.kernels.clone(),
             layout,
+            map,
         })
     }
 
@@ -320,6 +328,21 @@ impl Encoder {
 
     /// Encodes a batch of flat observations `[B, obs]`.
     pub fn forward(&self, obs: Tensor<2>) -> Tensor<2> {
+        let maps = self.maps(&obs);
+        self.encode(&obs, maps)
+    }
+
+    /// The features and the state of a batch whose last feature maps are `maps`.
+    pub fn encode(&self, obs: &Tensor<2>, maps: Tensor<4>) -> Tensor<2> {
+        let features = relu(self.fc.forward(maps.flatten(1, 3)));
+        let mut parts = vec![features];
+        parts.extend(self.layout.state(obs));
+        Tensor::cat(parts, 1)
+    }
+
+    /// The images of a batch `[B, obs]`, NHWC, scaled to [0, 1] (several
+    /// images side by side along the channels).
+    fn images(&self, obs: &Tensor<2>) -> Tensor<4> {
         let [b, _] = obs.dims();
         let (h, w) = (self.layout.height, self.layout.width);
         let mut images: Vec<Tensor<4>> = self
@@ -332,12 +355,18 @@ impl Encoder {
                     .reshape([b, h, w, c])
             })
             .collect();
-        let nhwc = match images.len() {
+        match images.len() {
             1 => images.remove(0),
             _ => Tensor::cat(images, 3),
         }
-        .mul_scalar(1.0 / 255.0);
-        let maps = if self.patches.is_empty() {
+        .mul_scalar(1.0 / 255.0)
+    }
+
+    /// The last convolution's maps of a batch `[B, obs]`: NHWC when
+    /// patchifying, else NCHW (the order the linear layer reads them in).
+    pub fn maps(&self, obs: &Tensor<2>) -> Tensor<4> {
+        let nhwc = self.images(obs);
+        if self.patches.is_empty() {
             let mut x = nhwc.permute([0, 3, 1, 2]);
             for conv in &self.convs {
                 x = relu(conv.forward(x));
@@ -349,11 +378,49 @@ impl Encoder {
                 x = patch_conv(x, k, layer);
             }
             x
+        }
+    }
+
+    /// The cells of a batch's last feature maps `[B, h·w, channels + 2 +
+    /// image channels]`, row by row: each cell's channels, where it lies (x
+    /// and y in [−1, 1]), and the mean colour of the pixels it covers (so a
+    /// colour word's key can match a cube's colour from the first step).
+    pub fn cells(&self, obs: &Tensor<2>, maps: Tensor<4>) -> Tensor<3> {
+        let maps = if self.patches.is_empty() {
+            maps.permute([0, 2, 3, 1])
+        } else {
+            maps
         };
-        let features = relu(self.fc.forward(maps.flatten(1, 3)));
-        let mut parts = vec![features];
-        parts.extend(self.layout.state(&obs));
-        Tensor::cat(parts, 1)
+        let [b, h, w, c] = maps.dims();
+        let place = |k: usize, n: usize| (2 * k + 1) as f32 / n as f32 - 1.0;
+        let places: Vec<f32> = (0..h)
+            .flat_map(|y| (0..w).flat_map(move |x| [place(x, w), place(y, h)]))
+            .collect();
+        let places = Tensor::<2>::from_data(TensorData::new(places, [h * w, 2]), &maps.device());
+        let images = self.images(obs);
+        let [_, height, width, colours] = images.dims();
+        let (ky, kx) = (height / h, width / w);
+        let colour = images
+            .slice([0..b, 0..h * ky, 0..w * kx, 0..colours])
+            .reshape([b * h, ky, w, kx * colours])
+            .mean_dim(1)
+            .reshape([b * h * w, kx, colours])
+            .mean_dim(1)
+            .reshape([b, h * w, colours]);
+        Tensor::cat(
+            vec![
+                maps.reshape([b, h * w, c]),
+                places.unsqueeze_dim::<3>(0).expand([b, h * w, 2]),
+                colour,
+            ],
+            2,
+        )
+    }
+
+    /// `(count, values)` of the cells [`Self::cells`] returns.
+    pub fn cell_shape(&self) -> (usize, usize) {
+        let [h, w, channels] = self.map;
+        (h * w, channels + 2 + self.layout.channels())
     }
 }
 
@@ -412,124 +479,4 @@ pub(crate) fn token_ids(obs: &Tensor<2>, segments: &[(usize, usize)]) -> Tensor<
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn image(h: usize, w: usize, c: usize) -> Space {
-        Space::Image {
-            height: h,
-            width: w,
-            channels: c,
-        }
-    }
-
-    #[test]
-    fn stacked_rgb_and_state_frames_are_found_where_they_sit() {
-        let frame = Space::Dict {
-            spaces: vec![
-                ("image".into(), image(4, 4, 3)),
-                ("state".into(), Space::uniform_box(5, -1.0, 1.0)),
-            ],
-        };
-        let stacked = Space::Tuple {
-            spaces: vec![frame.clone(), frame],
-        };
-        let layout = ObsLayout::new(&stacked).unwrap();
-        assert_eq!(layout.images, vec![(0, 3), (53, 3)]);
-        assert_eq!(layout.state, vec![48..53, 101..106]);
-        assert_eq!((layout.channels(), layout.state_dim()), (6, 10));
-        let mixed = Space::Tuple {
-            spaces: vec![image(4, 4, 3), image(8, 8, 3)],
-        };
-        assert!(ObsLayout::new(&mixed).is_err());
-    }
-
-    /// The patch path must compute what burn's `Conv2d` computes with the
-    /// same weights, or the NHWC reshapes have mixed pixels up.
-    #[test]
-    fn a_patch_convolution_equals_the_strided_convolution() {
-        let (b, h, w, c, k, out) = (2, 6, 4, 3, 2, 5);
-        let device = Device::flex();
-        let mut rng = proprio::episode_rng(3, 0, 0);
-        let conv_w = orthogonal(out, c * k * k, 1.0, &mut rng);
-        let mut conv = Conv2dConfig::new([c, out], [k, k])
-            .with_stride([k, k])
-            .init(&device);
-        conv.weight = Param::from_tensor(Tensor::from_data(
-            TensorData::new(conv_w.clone(), [out, c, k, k]),
-            &device,
-        ));
-        conv.bias = Some(Param::from_tensor(Tensor::zeros([out], &device)));
-        // The same weights with rows ordered (ky, kx, channel).
-        let mut patch_w = vec![0.0; conv_w.len()];
-        for o in 0..out {
-            for ch in 0..c {
-                for ky in 0..k {
-                    for kx in 0..k {
-                        let row = (ky * k + kx) * c + ch;
-                        patch_w[row * out + o] = conv_w[((o * c + ch) * k + ky) * k + kx];
-                    }
-                }
-            }
-        }
-        let layer = linear(c * k * k, out, patch_w, &device);
-        let pixels: Vec<f32> = (0..b * h * w * c)
-            .map(|i| ((i * 37) % 11) as f32 - 5.0)
-            .collect();
-        let nhwc = Tensor::<4>::from_data(TensorData::new(pixels, [b, h, w, c]), &device);
-        let by_conv = relu(conv.forward(nhwc.clone().permute([0, 3, 1, 2]))).permute([0, 2, 3, 1]);
-        let by_patch = patch_conv(nhwc, k, &layer);
-        let (a, p) = (
-            by_conv.into_data().try_to_vec::<f32>().unwrap(),
-            by_patch.into_data().try_to_vec::<f32>().unwrap(),
-        );
-        assert_eq!(a.len(), b * (h / k) * (w / k) * out);
-        for (x, y) in a.iter().zip(&p) {
-            assert!((x - y).abs() < 1e-4, "{x} vs {y}");
-        }
-    }
-
-    #[test]
-    fn the_state_passes_through_after_the_image_features() {
-        let space = Space::Dict {
-            spaces: vec![
-                ("image".into(), image(8, 8, 3)),
-                ("state".into(), Space::uniform_box(2, -1.0, 1.0)),
-            ],
-        };
-        let device = Device::flex();
-        let cfg = CnnConfig {
-            channels: vec![4],
-            kernels: vec![4],
-            strides: vec![4],
-            features: 6,
-        };
-        let mut rng = proprio::episode_rng(0, 0, 0);
-        let encoder =
-            Encoder::new(ObsLayout::new(&space).unwrap(), &cfg, &device, &mut rng).unwrap();
-        assert_eq!(encoder.out_dim(), 8);
-        let mut row = vec![128.0; 8 * 8 * 3];
-        row.extend([0.25, -7.0]);
-        let x = Tensor::<2>::from_data(TensorData::new(row, [1, 194]), &device);
-        let y = encoder.forward(x).into_data().try_to_vec::<f32>().unwrap();
-        assert_eq!(&y[6..], &[0.25, -7.0]);
-        assert!(y[..6].iter().all(|v| v.is_finite() && *v >= 0.0));
-        let too_small = CnnConfig {
-            kernels: vec![16],
-            strides: vec![16],
-            ..cfg
-        };
-        let error = Encoder::new(
-            ObsLayout::new(&space).unwrap(),
-            &too_small,
-            &device,
-            &mut rng,
-        );
-        assert!(
-            error
-                .unwrap_err()
-                .to_string()
-                .contains("smaller than a 16-pixel kernel")
-        );
-    }
-}
+mod tests;

@@ -108,7 +108,6 @@ impl ActorCritic {
         rng: &mut EnvRng,
     ) -> Result<Self> {
         let layout = ObsLayout::new(obs_space)?;
-        let actor_mask = actor_mask(&layout, obs_space.flat_dim(), shape)?;
         let encoder = if layout.has_images() {
             Some(Encoder::new(layout.clone(), &shape.cnn, device, rng)?)
         } else {
@@ -116,7 +115,13 @@ impl ActorCritic {
         };
         let entities = match &shape.text.entities {
             Some(objects) => Some(entity_reader(
-                obs_space, &layout, objects, shape, device, rng,
+                obs_space,
+                &layout,
+                encoder.as_ref(),
+                objects,
+                shape,
+                device,
+                rng,
             )?),
             None => None,
         };
@@ -139,6 +144,7 @@ impl ActorCritic {
                 shape.text.features,
             ),
         };
+        let actor_mask = actor_mask(&layout, obs_space.flat_dim(), in_dim, shape)?;
         let hidden = &shape.hidden;
         let hidden_values: usize = shape.critic_only.iter().map(|[a, b]| b - a).sum();
         if shape.aux && hidden_values == 0 {
@@ -209,7 +215,14 @@ impl ActorCritic {
             None => obs,
         };
         if let Some(reader) = &self.entities {
-            return reader.forward(obs);
+            return match &self.encoder {
+                Some(encoder) => {
+                    let cells = encoder.cells(&obs, encoder.maps(&obs));
+                    let state = Tensor::cat(self.layout.state(&obs), 1);
+                    reader.forward_cells(&obs, cells, state)
+                }
+                None => reader.forward(obs),
+            };
         }
         let Some(instruction) = &self.instruction else {
             return match &self.encoder {
@@ -316,39 +329,67 @@ impl ActorCritic {
     }
 }
 
-/// The reader of `objects` and the instruction of a state observation `space` laid out as `layout`.
+/// The reader of `objects` and the instruction of an observation `space`
+/// laid out as `layout`: the state's objects, or the cells of `encoder`'s
+/// last feature map (`cells`, a pixel policy).
 fn entity_reader(
     space: &Space,
     layout: &ObsLayout,
+    encoder: Option<&Encoder>,
     objects: &EntityConfig,
     shape: &AgentShape,
     device: &Device,
     rng: &mut EnvRng,
 ) -> Result<EntityReader> {
+    let text = &shape.text;
+    let sizes = (text.buckets, text.width, text.features);
+    let resolved = objects.resolve(space).map_err(LearnError::Config)?;
+    if objects.cells {
+        let encoder = encoder.ok_or_else(|| {
+            LearnError::Config(
+                "text.entities.cells reads an image's cells: the observation has none (--obs rgb+state)".into(),
+            )
+        })?;
+        let (count, values) = encoder.cell_shape();
+        return EntityReader::over_cells(
+            layout.tokens().to_vec(),
+            (count, values, layout.state_dim()),
+            (resolved.roles, resolved.naming_bias),
+            sizes,
+            device,
+            rng,
+        );
+    }
     if layout.has_images() || !shape.critic_only.is_empty() {
         return Err(LearnError::Config(
-            "text.entities reads objects from state values: a pixel policy (images, critic_only) has none to read".into(),
+            "text.entities reads objects from state values: a pixel policy (images, critic_only) reads the image's cells (text.entities.cells)".into(),
         ));
     }
-    let text = &shape.text;
     EntityReader::new(
         layout.tokens().to_vec(),
         layout.state_runs(),
-        &objects.resolve(space).map_err(LearnError::Config)?,
-        (text.buckets, text.width, text.features),
+        &resolved,
+        sizes,
         device,
         rng,
     )
 }
 
-/// The actor's mask over the features of an observation laid out as `layout`
-/// (`obs_dim` values), hiding `shape.critic_only`; empty when nothing is hidden.
-fn actor_mask(layout: &ObsLayout, obs_dim: usize, shape: &AgentShape) -> Result<Vec<f32>> {
+/// The actor's mask over the `in_dim` features of an observation laid out as
+/// `layout` (`obs_dim` values), hiding `shape.critic_only`; empty when nothing is hidden.
+fn actor_mask(
+    layout: &ObsLayout,
+    obs_dim: usize,
+    in_dim: usize,
+    shape: &AgentShape,
+) -> Result<Vec<f32>> {
     if shape.critic_only.is_empty() {
         return Ok(Vec::new());
     }
-    let features = shape.cnn.features;
-    let mut mask = vec![1.0; layout.feature_dim(obs_dim, features, shape.text.features)];
+    // A reader over an image's cells reads the state first, not the CNN's features.
+    let cells = shape.text.entities.as_ref().is_some_and(|e| e.cells);
+    let features = if cells { 0 } else { shape.cnn.features };
+    let mut mask = vec![1.0; in_dim];
     for &[start, end] in &shape.critic_only {
         if start >= end || end > obs_dim {
             return Err(LearnError::Config(format!(
@@ -368,213 +409,4 @@ fn actor_mask(layout: &ObsLayout, obs_dim: usize, shape: &AgentShape) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::base::tensor::host;
-
-    fn build(space: &Space, critic_only: Vec<[usize; 2]>) -> Result<ActorCritic> {
-        build_with(space, critic_only, false)
-    }
-
-    fn build_with(space: &Space, critic_only: Vec<[usize; 2]>, aux: bool) -> Result<ActorCritic> {
-        let shape = AgentShape {
-            hidden: vec![8],
-            cnn: CnnConfig {
-                channels: vec![4],
-                kernels: vec![4],
-                strides: vec![4],
-                features: 5,
-            },
-            text: TextConfig {
-                buckets: 64,
-                width: 4,
-                features: 3,
-                window: 0,
-                clip: None,
-                entities: None,
-            },
-            critic_only,
-            aux,
-            squash_mean: false,
-            log_std_init: 0.0,
-            action_bins: 0,
-            action_bin_spacing: BinSpacing::Even,
-            action_bin_greedy: GreedyToken::Mode,
-            standardize_state: false,
-        };
-        let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0))?;
-        ActorCritic::new(
-            space,
-            &head,
-            &shape,
-            &Device::flex(),
-            &mut proprio::episode_rng(1, 0, 0),
-        )
-    }
-
-    /// Outputs of actor and critic for one observation.
-    fn outputs(agent: &ActorCritic, obs: &[f32]) -> (Vec<f32>, Vec<f32>) {
-        let (params, value) = agent.forward(matrix(obs, 1, obs.len(), &Device::flex()));
-        (host(params).unwrap(), host(value).unwrap())
-    }
-
-    #[test]
-    fn the_actor_is_blind_to_critic_only_values_and_the_critic_is_not() {
-        let space = image_and_state();
-        let agent = build(&space, vec![[193, 195]]).unwrap();
-        let mut obs = vec![100.0; 195];
-        obs[192..].copy_from_slice(&[0.5, 0.25, -0.75]);
-        let (actor, critic) = outputs(&agent, &obs);
-        obs[193] = 3.0;
-        obs[194] = -2.0;
-        let (blind, seeing) = outputs(&agent, &obs);
-        assert_eq!(actor, blind, "the hidden values reached the actor");
-        assert_ne!(critic, seeing, "the critic must read the hidden values");
-        obs[192] = -1.0;
-        assert_ne!(
-            outputs(&agent, &obs).0,
-            actor,
-            "the rest of the state reaches the actor"
-        );
-        let pixels = build(&space, vec![[0, 4]]).err().map(|e| e.to_string());
-        assert!(pixels.is_some_and(|e| e.contains("image pixel")));
-        let outside = build(&space, vec![[190, 200]]).err().map(|e| e.to_string());
-        assert!(outside.is_some_and(|e| e.contains("outside the 195")));
-    }
-
-    #[test]
-    fn a_squashed_mean_stays_inside_the_action_box() {
-        let space = Space::uniform_box(3, -1.0, 1.0);
-        let action_box = Space::Box {
-            low: vec![2.0, -10.0],
-            high: vec![3.0, -9.0],
-        };
-        let mean = |squash_mean: bool, obs: &[f32]| {
-            let shape = AgentShape {
-                hidden: vec![8],
-                squash_mean,
-                ..AgentShape::default()
-            };
-            let head = ActionHead::for_space(&action_box).unwrap();
-            let mut rng = proprio::episode_rng(1, 0, 0);
-            let agent = ActorCritic::new(&space, &head, &shape, &Device::flex(), &mut rng).unwrap();
-            outputs(&agent, obs).0
-        };
-        for obs in [[0.0, 0.0, 0.0], [1e6, -1e6, 1e6]] {
-            let squashed = mean(true, &obs);
-            assert!((2.0..=3.0).contains(&squashed[0]), "{squashed:?}");
-            assert!((-10.0..=-9.0).contains(&squashed[1]), "{squashed:?}");
-            let raw = mean(false, &obs);
-            assert!(
-                raw[0] < 2.0 && raw[1] > -9.0,
-                "the raw mean is near 0: {raw:?}"
-            );
-            assert!((squashed[0] - (2.5 + 0.5 * raw[0].tanh())).abs() < 1e-6);
-        }
-        let discrete = ActionHead::for_space(&Space::Discrete { n: 3, start: 0 }).unwrap();
-        let shape = AgentShape {
-            hidden: vec![8],
-            squash_mean: true,
-            ..AgentShape::default()
-        };
-        let mut rng = proprio::episode_rng(1, 0, 0);
-        let refused = ActorCritic::new(&space, &discrete, &shape, &Device::flex(), &mut rng);
-        assert!(refused.is_err_and(|e| e.to_string().contains("discrete")));
-    }
-
-    #[test]
-    fn the_gaussian_starts_at_log_std_init() {
-        let shape = AgentShape {
-            hidden: vec![8],
-            log_std_init: -2.0,
-            ..AgentShape::default()
-        };
-        let head = ActionHead::for_space(&Space::uniform_box(2, -1.0, 1.0)).unwrap();
-        let space = Space::uniform_box(3, -1.0, 1.0);
-        let mut rng = proprio::episode_rng(1, 0, 0);
-        let agent = ActorCritic::new(&space, &head, &shape, &Device::flex(), &mut rng).unwrap();
-        assert_eq!(host(agent.log_std().unwrap()).unwrap(), vec![-2.0, -2.0]);
-    }
-
-    fn image_and_state() -> Space {
-        let image = Space::Image {
-            height: 8,
-            width: 8,
-            channels: 3,
-        };
-        Space::Dict {
-            spaces: vec![
-                ("image".into(), image),
-                ("state".into(), Space::uniform_box(3, -1.0, 1.0)),
-            ],
-        }
-    }
-
-    #[test]
-    fn the_auxiliary_head_is_scored_against_the_critic_only_values() {
-        let space = image_and_state();
-        let agent = build_with(&space, vec![[193, 195]], true).unwrap();
-        let device = Device::flex();
-        let mut obs: Vec<f32> = (0..195).map(|k| (k % 7) as f32 * 20.0).collect();
-        obs[192..].copy_from_slice(&[0.5, 0.25, -0.75]);
-        let aux_error = |obs: &[f32]| {
-            let (_, _, error) = agent.forward_with_aux(matrix(obs, 1, 195, &device));
-            host(error.unwrap()).unwrap()[0]
-        };
-        let x = agent.features(matrix(&obs, 1, 195, &device));
-        let predicted = host(agent.aux.as_ref().unwrap().forward(agent.blind(x))).unwrap();
-        let expected = ((predicted[0] - 0.25).powi(2) + (predicted[1] + 0.75).powi(2)) / 2.0;
-        assert!((aux_error(&obs) - expected).abs() < 1e-5);
-        let (params, _) = agent.forward(matrix(&obs, 1, 195, &device));
-        obs[193] = predicted[0];
-        obs[194] = predicted[1];
-        assert!(aux_error(&obs) < 1e-10, "a perfect prediction scores 0");
-        let (blind, _) = agent.forward(matrix(&obs, 1, 195, &device));
-        assert_eq!(host(params).unwrap(), host(blind).unwrap());
-        let nothing_to_predict = build_with(&space, Vec::new(), true).err();
-        assert!(nothing_to_predict.is_some_and(|e| e.to_string().contains("critic_only")));
-    }
-
-    #[test]
-    fn an_instruction_is_read_by_its_encoder_and_hidden_state_stays_hidden() {
-        // state (2 values, the second critic-only), then 3 token ids.
-        let space = Space::Dict {
-            spaces: vec![
-                ("state".into(), Space::uniform_box(2, -1.0, 1.0)),
-                (
-                    "instruction".into(),
-                    Space::Tokens {
-                        vocab: 50_000,
-                        max_len: 3,
-                    },
-                ),
-            ],
-        };
-        let ac = build(&space, vec![[1, 2]]).unwrap();
-        assert_eq!(
-            ac.actor
-                .forward(Tensor::zeros([1, 2 + 3], &Device::flex()))
-                .dims(),
-            [1, 2]
-        );
-        let rows = [
-            [0.3, 0.5, 49406.0, 736.0, 49407.0],
-            [0.3, 0.5, 49406.0, 1746.0, 49407.0],
-            [0.3, -0.9, 49406.0, 736.0, 49407.0],
-        ];
-        let flat: Vec<f32> = rows.iter().flatten().copied().collect();
-        let params = host(ac.params(matrix(&flat, 3, 5, &Device::flex()))).unwrap();
-        assert_ne!(
-            params[0..2],
-            params[2..4],
-            "the words do not reach the actor"
-        );
-        assert_eq!(
-            params[0..2],
-            params[4..6],
-            "the critic-only value reaches the actor"
-        );
-        let values = host(ac.value(matrix(&flat, 3, 5, &Device::flex()))).unwrap();
-        assert_ne!(values[0], values[2], "the critic does not read its state");
-    }
-}
+mod tests;
