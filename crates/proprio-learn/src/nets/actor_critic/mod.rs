@@ -66,7 +66,8 @@ impl AgentShape {
 pub struct ActorCritic {
     /// The state values' fixed standardisation, ahead of everything else.
     pub standardize: Option<Standardize>,
-    /// Image observations → features, shared by actor and critic (CleanRL's Atari trunk).
+    /// Image observations → features, shared by actor and critic (CleanRL's
+    /// Atari trunk); for a reader over the image's cells, → its cells.
     pub encoder: Option<Encoder>,
     /// An instruction's tokens → features, shared by actor and critic.
     pub instruction: Option<InstructionEncoder>,
@@ -108,8 +109,10 @@ impl ActorCritic {
         rng: &mut EnvRng,
     ) -> Result<Self> {
         let layout = ObsLayout::new(obs_space)?;
+        let cells = shape.text.entities.as_ref().is_some_and(|e| e.cells);
         let encoder = if layout.has_images() {
-            Some(Encoder::new(layout.clone(), &shape.cnn, device, rng)?)
+            let encoder = Encoder::new(layout.clone(), &shape.cnn, device, rng)?;
+            Some(if cells { encoder.cells_only() } else { encoder })
         } else {
             None
         };

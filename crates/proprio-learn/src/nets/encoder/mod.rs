@@ -246,7 +246,9 @@ pub struct Encoder {
     /// Non-overlapping convolutions as matrix products over `k × k × c`
     /// patches, on NHWC images (empty with overlapping kernels).
     patches: Vec<Linear>,
-    fc: Linear,
+    /// The maps → the features (absent when only the cells are read:
+    /// `text.entities.cells`).
+    fc: Option<Linear>,
     #[module(skip)]
     kernels: Vec<usize>,
     #[module(skip)]
@@ -314,16 +316,24 @@ impl Encoder {
         Ok(Self {
             convs,
             patches,
-            fc,
+            fc: Some(fc),
             kernels: cfg.kernels.clone(),
             layout,
             map,
         })
     }
 
+    /// The same encoder without its features' layer, for a reader of its
+    /// cells alone (the layer's weights were drawn, so the generator's later
+    /// draws are the same either way).
+    pub fn cells_only(mut self) -> Self {
+        self.fc = None;
+        self
+    }
+
     /// Width of an encoded observation.
     pub fn out_dim(&self) -> usize {
-        self.fc.weight.dims()[1] + self.layout.state_dim()
+        self.fc.as_ref().map_or(0, |fc| fc.weight.dims()[1]) + self.layout.state_dim()
     }
 
     /// Encodes a batch of flat observations `[B, obs]`.
@@ -334,8 +344,11 @@ impl Encoder {
 
     /// The features and the state of a batch whose last feature maps are `maps`.
     pub fn encode(&self, obs: &Tensor<2>, maps: Tensor<4>) -> Tensor<2> {
-        let features = relu(self.fc.forward(maps.flatten(1, 3)));
-        let mut parts = vec![features];
+        let mut parts: Vec<Tensor<2>> = self
+            .fc
+            .iter()
+            .map(|fc| relu(fc.forward(maps.clone().flatten(1, 3))))
+            .collect();
         parts.extend(self.layout.state(obs));
         Tensor::cat(parts, 1)
     }

@@ -87,10 +87,13 @@ fn head(features: usize, device: &Device, rng: &mut EnvRng) -> Mlp {
     Mlp::new(&[features, 32, 1], Activation::Tanh, 1.0, device, rng)
 }
 
+/// A template and the colours it names: `(template, c, d)`.
+type Combo = (usize, usize, usize);
+
 /// Trained: every colour in the first template, two in the second, every
 /// ordered pair but (0, 1) in the third; held out: one of each of the last two.
-fn combinations() -> (Vec<(usize, usize, usize)>, [(usize, usize, usize); 2]) {
-    let mut train: Vec<(usize, usize, usize)> = (0..3).map(|c| (0, c, 0)).collect();
+fn combinations() -> (Vec<Combo>, [Combo; 2]) {
+    let mut train: Vec<Combo> = (0..3).map(|c| (0, c, 0)).collect();
     train.extend([(1, 0, 0), (1, 1, 0)]);
     for c in 0..3 {
         train.extend(
