@@ -9,13 +9,13 @@ use proprio::EnvRng;
 use proprio::rand::RngExt;
 use std::ops::Range;
 
-/// The images of a flat observation: their columns and `(height, width, channels)`.
+/// The images of a flat observation: their columns and `(height, width)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Images {
-    /// The columns of each image, row-major `[h, w, c]`.
+    /// The columns of each image, row-major `[h, w, c]` (its own channel count).
     pub columns: Vec<Range<usize>>,
-    /// `(height, width, channels)` of each.
-    pub size: (usize, usize, usize),
+    /// `(height, width)` of every image.
+    pub size: (usize, usize),
 }
 
 impl Images {
@@ -32,14 +32,10 @@ impl Images {
             (s, (h, w)) if 2 * s >= h.min(w) => Err(format!(
                 "image_shift {s} moves a {h}×{w} image by half its side or more"
             )),
-            (_, (h, w)) => {
-                let columns = layout.pixel_columns();
-                let c = columns[0].len() / (h * w);
-                Ok(Some(Self {
-                    columns,
-                    size: (h, w, c),
-                }))
-            }
+            (_, size) => Ok(Some(Self {
+                columns: layout.pixel_columns(),
+                size,
+            })),
         }
     }
 
@@ -47,15 +43,17 @@ impl Images {
     /// `(dx, dy)` in `[-s, s]²`: pixel `(y, x)` takes the source's
     /// `(y − dy, x − dx)`, clamped to the image.
     pub fn shift(&self, obs: &mut [f32], d: usize, s: usize, rng: &mut EnvRng) {
-        let (h, w, c) = self.size;
-        let mut source = vec![0.0; h * w * c];
+        let (h, w) = self.size;
+        let mut source = Vec::new();
         let s = s as i64;
         for row in obs.chunks_exact_mut(d) {
             let dx = rng.random_range(-s..=s) as isize;
             let dy = rng.random_range(-s..=s) as isize;
             for cols in &self.columns {
                 let image = &mut row[cols.clone()];
-                source.copy_from_slice(image);
+                let c = image.len() / (h * w);
+                source.clear();
+                source.extend_from_slice(image);
                 for y in 0..h {
                     let sy = (y as isize - dy).clamp(0, h as isize - 1) as usize;
                     for x in 0..w {
@@ -80,7 +78,7 @@ mod tests {
         // Two 3×3 one-channel images after a state value, two rows.
         let images = Images {
             columns: vec![1..10, 10..19],
-            size: (3, 3, 1),
+            size: (3, 3),
         };
         let first: Vec<f32> = (0..9).map(|k| k as f32).collect();
         let second: Vec<f32> = first.iter().map(|v| v + 100.0).collect();
@@ -131,7 +129,7 @@ mod tests {
         let images = Images::to_shift(&layout, 2).unwrap().unwrap();
         assert_eq!(images.columns.len(), 1);
         assert_eq!(images.columns[0], 2..146);
-        assert_eq!(images.size, (8, 6, 3));
+        assert_eq!(images.size, (8, 6));
         assert_eq!(Images::to_shift(&layout, 0), Ok(None));
         let error = Images::to_shift(&layout, 3).unwrap_err();
         assert!(error.contains("8×6"), "{error}");

@@ -147,7 +147,14 @@ impl ActorCritic {
                 shape.text.features,
             ),
         };
-        let actor_mask = actor_mask(&layout, obs_space.flat_dim(), in_dim, shape)?;
+        // A reader over the image's cells reads the state first, not the CNN's features.
+        let image_features = if cells { 0 } else { shape.cnn.features };
+        let actor_mask = actor_mask(
+            &layout,
+            obs_space.flat_dim(),
+            (image_features, in_dim),
+            &shape.critic_only,
+        )?;
         let hidden = &shape.hidden;
         let hidden_values: usize = shape.critic_only.iter().map(|[a, b]| b - a).sum();
         if shape.aux && hidden_values == 0 {
@@ -220,7 +227,7 @@ impl ActorCritic {
         if let Some(reader) = &self.entities {
             return match &self.encoder {
                 Some(encoder) => {
-                    let cells = encoder.cells(&obs, encoder.maps(&obs));
+                    let cells = encoder.cells(&obs);
                     let state = Tensor::cat(self.layout.state(&obs), 1);
                     reader.forward_cells(&obs, cells, state)
                 }
@@ -378,29 +385,27 @@ fn entity_reader(
     )
 }
 
-/// The actor's mask over the `in_dim` features of an observation laid out as
-/// `layout` (`obs_dim` values), hiding `shape.critic_only`; empty when nothing is hidden.
+/// The actor's mask over the `in_dim` features of an observation laid out
+/// as `layout` (`obs_dim` values; the state after `image_features` CNN
+/// features), hiding `critic_only`; empty when nothing is hidden.
 fn actor_mask(
     layout: &ObsLayout,
     obs_dim: usize,
-    in_dim: usize,
-    shape: &AgentShape,
+    (image_features, in_dim): (usize, usize),
+    critic_only: &[[usize; 2]],
 ) -> Result<Vec<f32>> {
-    if shape.critic_only.is_empty() {
+    if critic_only.is_empty() {
         return Ok(Vec::new());
     }
-    // A reader over an image's cells reads the state first, not the CNN's features.
-    let cells = shape.text.entities.as_ref().is_some_and(|e| e.cells);
-    let features = if cells { 0 } else { shape.cnn.features };
     let mut mask = vec![1.0; in_dim];
-    for &[start, end] in &shape.critic_only {
+    for &[start, end] in critic_only {
         if start >= end || end > obs_dim {
             return Err(LearnError::Config(format!(
                 "critic_only range [{start}, {end}) is empty or outside the {obs_dim} observation values"
             )));
         }
         for k in start..end {
-            let at = layout.feature_index(k, features).ok_or_else(|| {
+            let at = layout.feature_index(k, image_features).ok_or_else(|| {
                 LearnError::Config(format!(
                     "critic_only: component {k} is an image pixel or a token id; only state values can be hidden from the actor"
                 ))

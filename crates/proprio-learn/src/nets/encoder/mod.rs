@@ -338,18 +338,13 @@ impl Encoder {
 
     /// Encodes a batch of flat observations `[B, obs]`.
     pub fn forward(&self, obs: Tensor<2>) -> Tensor<2> {
-        let maps = self.maps(&obs);
-        self.encode(&obs, maps)
-    }
-
-    /// The features and the state of a batch whose last feature maps are `maps`.
-    pub fn encode(&self, obs: &Tensor<2>, maps: Tensor<4>) -> Tensor<2> {
+        let maps = self.maps(self.images(&obs));
         let mut parts: Vec<Tensor<2>> = self
             .fc
             .iter()
             .map(|fc| relu(fc.forward(maps.clone().flatten(1, 3))))
             .collect();
-        parts.extend(self.layout.state(obs));
+        parts.extend(self.layout.state(&obs));
         Tensor::cat(parts, 1)
     }
 
@@ -375,10 +370,9 @@ impl Encoder {
         .mul_scalar(1.0 / 255.0)
     }
 
-    /// The last convolution's maps of a batch `[B, obs]`: NHWC when
-    /// patchifying, else NCHW (the order the linear layer reads them in).
-    pub fn maps(&self, obs: &Tensor<2>) -> Tensor<4> {
-        let nhwc = self.images(obs);
+    /// The last convolution's maps of a batch's images ([`Self::images`]):
+    /// NHWC when patchifying, else NCHW (the order the linear layer reads them in).
+    fn maps(&self, nhwc: Tensor<4>) -> Tensor<4> {
         if self.patches.is_empty() {
             let mut x = nhwc.permute([0, 3, 1, 2]);
             for conv in &self.convs {
@@ -394,11 +388,14 @@ impl Encoder {
         }
     }
 
-    /// The cells of a batch's last feature maps `[B, h·w, channels + 2 +
-    /// image channels]`, row by row: each cell's channels, where it lies (x
-    /// and y in [−1, 1]), and the mean colour of the pixels it covers (so a
-    /// colour word's key can match a cube's colour from the first step).
-    pub fn cells(&self, obs: &Tensor<2>, maps: Tensor<4>) -> Tensor<3> {
+    /// The cells of the last feature maps of a batch `[B, obs]`, `[B, h·w,
+    /// channels + 2 + image channels]`, row by row: each cell's channels,
+    /// where it lies (x and y in [−1, 1]), and the mean colour of the pixels
+    /// it covers (so a colour word's key can match a cube's colour from the
+    /// first step).
+    pub fn cells(&self, obs: &Tensor<2>) -> Tensor<3> {
+        let images = self.images(obs);
+        let maps = self.maps(images.clone());
         let maps = if self.patches.is_empty() {
             maps.permute([0, 2, 3, 1])
         } else {
@@ -410,7 +407,6 @@ impl Encoder {
             .flat_map(|y| (0..w).flat_map(move |x| [place(x, w), place(y, h)]))
             .collect();
         let places = Tensor::<2>::from_data(TensorData::new(places, [h * w, 2]), &maps.device());
-        let images = self.images(obs);
         let [_, height, width, colours] = images.dims();
         let (ky, kx) = (height / h, width / w);
         let colour = images

@@ -145,7 +145,7 @@ fn a_cell_holds_its_channels_its_place_and_the_mean_colour_it_covers() {
         }
     }
     let obs = Tensor::<2>::from_data(TensorData::new(row, [1, 193]), &device);
-    let cells = encoder.cells(&obs, encoder.maps(&obs));
+    let cells = encoder.cells(&obs);
     assert_eq!(cells.dims(), [1, 4, 10]);
     let cells = cells.into_data().try_to_vec::<f32>().unwrap();
     let cell = |k: usize| &cells[k * 10..(k + 1) * 10];
