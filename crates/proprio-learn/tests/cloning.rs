@@ -25,7 +25,7 @@ fn demonstrations_keep_each_instruction_and_repeat_per_seed() {
     assert_eq!(demos.header.episodes, 28);
     assert!(demos.header.expert_successes >= demos.header.episodes);
     let (d, a) = (demos.header.obs_dim, demos.header.action_dim);
-    assert_eq!(demos.obs.len(), demos.rows() * d);
+    assert_eq!((demos.obs.len(), demos.obs.dim()), (demos.rows(), d));
     assert_eq!(demos.actions.len(), demos.rows() * a);
     assert!(demos.actions.iter().all(|x| (-1.0..=1.0).contains(x)));
     let mut held_out = source(INSTRUCT);
@@ -94,7 +94,8 @@ fn pixels_are_stored_as_bytes_and_read_back_exactly() {
     demos.write(&path).unwrap();
     assert_eq!(Demonstrations::read(&path).unwrap(), demos);
     let bytes = 16 * 16 * 3 * demos.rows();
-    let floats = demos.obs.len() - bytes + demos.actions.len();
+    assert_eq!(demos.obs.parts().1.len(), bytes, "pixels held as bytes");
+    let floats = demos.obs.parts().0.len() + demos.actions.len();
     let size = std::fs::metadata(&path).unwrap().len() as usize;
     assert!(
         (bytes + 4 * floats..bytes + 4 * floats + 4096).contains(&size),
@@ -246,7 +247,8 @@ fn dagger_labels_the_learners_states_with_the_experts_actions() {
     );
     let (mut learner, mut expert) = learner_and_expert(d, a);
     let mut label = vec![0.0; a];
-    for (obs, act) in demos.obs.chunks_exact(d).zip(demos.actions.chunks_exact(a)) {
+    let all = demos.obs.slice(0..demos.rows());
+    for (obs, act) in all.chunks_exact(d).zip(demos.actions.chunks_exact(a)) {
         expert.act(obs, &mut label, ActMode::Deterministic).unwrap();
         assert_eq!(
             act,
@@ -256,7 +258,7 @@ fn dagger_labels_the_learners_states_with_the_experts_actions() {
     }
     // The first kept episode is env 0's (all end together, at the time limit).
     let first = demos.episodes().unwrap().next().unwrap();
-    let rows = &demos.obs[first.start * d..first.end * d];
+    let rows = demos.obs.slice(first.clone());
     assert_eq!(
         rows,
         replay(&reach, &mut learner, 9, first.len()),
@@ -266,7 +268,7 @@ fn dagger_labels_the_learners_states_with_the_experts_actions() {
     // β = 1: the expert acts every step, so the states are its own.
     let own = round(1.0);
     let first = own.episodes().unwrap().next().unwrap();
-    let rows = &own.obs[first.start * d..first.end * d];
+    let rows = own.obs.slice(first.clone());
     assert_eq!(
         rows,
         replay(&reach, &mut expert, 9, first.len()),

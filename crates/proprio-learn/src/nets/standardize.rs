@@ -29,13 +29,19 @@ impl Standardize {
         }
     }
 
-    /// The statistics of `rows` (flat observations of `dim` values) over
-    /// `components` (the state values: [`proprio::Space::normalized_components`]).
-    pub fn fitted(rows: &[f32], dim: usize, components: &[usize], device: &Device) -> Self {
+    /// The statistics of observations of `dim` values over `components` (the
+    /// state values: [`proprio::Space::normalized_components`]); `column(k)`
+    /// yields column `k` of every row (rows need not sit in one slice).
+    pub fn fitted<C: Iterator<Item = f32>>(
+        dim: usize,
+        components: &[usize],
+        column: impl Fn(usize) -> C,
+        device: &Device,
+    ) -> Self {
         let (mut shift, mut scale) = (vec![0.0f32; dim], vec![1.0f32; dim]);
-        let n = (rows.len() / dim.max(1)).max(1) as f64;
         for &k in components {
-            let column = || rows.iter().skip(k).step_by(dim).map(|&x| f64::from(x));
+            let column = || column(k).map(f64::from);
+            let n = column().count().max(1) as f64;
             let mean = column().sum::<f64>() / n;
             let var = column().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
             shift[k] = mean as f32;
@@ -66,7 +72,8 @@ mod tests {
         let device = Device::flex();
         // Two columns of state (spread 0.02 m and none) and one token id.
         let rows = [0.10, 5.0, 49406.0, 0.12, 5.0, 320.0, 0.14, 5.0, 7.0];
-        let norm = Standardize::fitted(&rows, 3, &[0, 1], &device);
+        let column = |k: usize| rows.iter().skip(k).step_by(3).copied();
+        let norm = Standardize::fitted(3, &[0, 1], column, &device);
         let out = host(norm.forward(matrix(&rows, 3, 3, &device))).unwrap();
         let std = (0.02f32 * 0.02 * 2.0 / 3.0).sqrt();
         for (got, want) in out.iter().zip([

@@ -1,8 +1,10 @@
 //! Demonstrations files: observation rows of an env stack a learner sees
 //! (pixels included) and the scripted expert's action at each — from its
 //! own successful episodes or a learner's (DAgger, [`super::record`]) — in
-//! one safetensors file (pixels as bytes, a quarter of their size as floats).
+//! one safetensors file (pixels as bytes, a quarter of their size as floats,
+//! in the file and in memory).
 
+use super::rows::ObsRows;
 use crate::base::error::{LearnError, Result};
 use crate::base::tensor::{le_bytes, le_floats};
 use crate::env::EnvSource;
@@ -13,6 +15,7 @@ use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 
 /// Envs the expert runs side by side (fixed, so the file does not depend on the machine).
@@ -72,8 +75,9 @@ pub struct DaggerRound {
 pub struct Demonstrations {
     /// What they are.
     pub header: DemoHeader,
-    /// Observations `[rows × obs_dim]`, as the learner's env stack gives them.
-    pub obs: Vec<f32>,
+    /// Observations `[rows × obs_dim]`, as the learner's env stack gives
+    /// them (pixels held as bytes).
+    pub obs: ObsRows,
     /// The expert's actions `[rows × action_dim]`, clipped into a box's bounds.
     pub actions: Vec<f32>,
     /// Rows of each kept episode, in order (empty in files written before
@@ -123,7 +127,11 @@ impl Demonstrations {
         self.header.episodes += later.header.episodes;
         self.header.instructions = self.header.instructions.max(later.header.instructions);
         self.header.rounds.extend(later.header.rounds);
-        self.obs.extend(later.obs);
+        if !self.obs.append(later.obs) {
+            return Err(LearnError::Config(
+                "demonstrations with images in other places cannot be aggregated".into(),
+            ));
+        }
         self.actions.extend(later.actions);
         self.episode_rows.extend(later.episode_rows);
         Ok(())
@@ -138,21 +146,9 @@ impl Demonstrations {
             )));
         }
         let (d, n) = (self.header.obs_dim, self.rows());
-        let pixel = pixel_mask(&self.header)?;
-        let p = pixel.iter().filter(|&&x| x).count();
-        let (mut values, mut pixels) = (
-            Vec::with_capacity(n * (d - p) * 4),
-            Vec::with_capacity(n * p),
-        );
-        for row in self.obs.chunks_exact(d) {
-            for (x, &is_pixel) in row.iter().zip(&pixel) {
-                if is_pixel {
-                    pixels.push(*x as u8);
-                } else {
-                    values.extend_from_slice(&x.to_le_bytes());
-                }
-            }
-        }
+        let (values, pixels) = self.obs.parts();
+        let p = self.obs.pixel_width();
+        let values = le_bytes(values);
         let actions = le_bytes(&self.actions);
         let fail = |e: safetensors::SafeTensorError| LearnError::Config(e.to_string());
         let mut views = vec![
@@ -181,28 +177,30 @@ impl Demonstrations {
         if p > 0 {
             views.push((
                 "pixels",
-                TensorView::new(Dtype::U8, vec![n, p], &pixels).map_err(fail)?,
+                TensorView::new(Dtype::U8, vec![n, p], pixels).map_err(fail)?,
             ));
         }
         let header = proprio::serde_json::to_string(&self.header)
             .map_err(|e| LearnError::Config(e.to_string()))?;
         let metadata = Some(HashMap::from([(HEADER_KEY.to_string(), header)]));
-        let data = safetensors::serialize(views, metadata).map_err(fail)?;
         let partial = path.with_extension("partial");
-        std::fs::write(&partial, data).map_err(LearnError::io(&partial))?;
+        // Streamed to the file: a pixel file is not built a second time in memory.
+        safetensors::serialize_to_file(views, metadata, &partial)
+            .map_err(|e| LearnError::Config(format!("cannot write {}: {e}", partial.display())))?;
         std::fs::rename(&partial, path).map_err(LearnError::io(path))
     }
 
     /// Reads a file [`Demonstrations::write`] wrote.
     pub fn read(path: &Path) -> Result<Self> {
-        let data = std::fs::read(path).map_err(LearnError::io(path))?;
+        let mut data = std::fs::read(path).map_err(LearnError::io(path))?;
         let bad = |what: String| {
             LearnError::Config(format!(
                 "{} is not a demonstrations file: {what}",
                 path.display()
             ))
         };
-        let (_, metadata) = SafeTensors::read_metadata(&data).map_err(|e| bad(e.to_string()))?;
+        let (header_len, metadata) =
+            SafeTensors::read_metadata(&data).map_err(|e| bad(e.to_string()))?;
         let header = metadata
             .metadata()
             .as_ref()
@@ -210,54 +208,56 @@ impl Demonstrations {
             .ok_or_else(|| bad(format!("no {HEADER_KEY} header")))?;
         let header: DemoHeader =
             proprio::serde_json::from_str(header).map_err(|e| bad(e.to_string()))?;
+        let d = header.obs_dim;
+        let columns = pixel_columns(&header)?;
+        let p = columns.iter().map(|c| c.len()).sum::<usize>();
         let tensors = SafeTensors::deserialize(&data).map_err(|e| bad(e.to_string()))?;
-        let read = |name: &str, dtype: Dtype, width: usize| -> Result<Vec<u8>> {
+        let view = |name: &str, dtype: Dtype, width: usize| -> Result<&[u8]> {
             let view = tensors.tensor(name).map_err(|e| bad(e.to_string()))?;
             if view.dtype() != dtype || view.shape().get(1) != Some(&width) {
                 return Err(bad(format!("{name} is not {dtype:?} rows of {width}")));
             }
-            Ok(view.data().to_vec())
+            Ok(view.data())
         };
-        let floats = |bytes: Vec<u8>| -> Vec<f32> { le_floats(&bytes).collect() };
-        let d = header.obs_dim;
-        let pixel = pixel_mask(&header)?;
-        let p = pixel.iter().filter(|&&x| x).count();
-        let obs = if tensors.names().contains(&"pixels") {
-            let values = floats(read("obs", Dtype::F32, d - p)?);
-            let pixels = read("pixels", Dtype::U8, p)?;
-            let (mut values, mut pixels) = (values.into_iter(), pixels.into_iter());
-            let rows = pixels.len() / p.max(1);
-            let mut obs = Vec::with_capacity(rows * d);
-            for _ in 0..rows {
-                for &is_pixel in &pixel {
-                    let x = if is_pixel {
-                        pixels.next().map(f32::from)
-                    } else {
-                        values.next()
-                    };
-                    obs.push(x.ok_or_else(|| bad("pixel and value rows disagree".into()))?);
-                }
-            }
-            obs
-        } else {
-            // Files of every value as f32 (before pixels were stored as bytes).
-            floats(read("obs", Dtype::F32, d)?)
-        };
+        let floats = |bytes: &[u8]| -> Vec<f32> { le_floats(bytes).collect() };
+        let actions = floats(view("actions", Dtype::F32, header.action_dim)?);
         let episode_rows = if tensors.names().contains(&"episode_rows") {
-            read("episode_rows", Dtype::U64, 1)?
+            view("episode_rows", Dtype::U64, 1)?
                 .chunks_exact(8)
                 .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()) as usize)
                 .collect()
         } else {
             Vec::new()
         };
+        let obs = match metadata.info("pixels").map(|info| info.data_offsets) {
+            Some((start, end)) => {
+                let values = floats(view("obs", Dtype::F32, d - p)?);
+                view("pixels", Dtype::U8, p)?;
+                drop(tensors);
+                // The pixels stay in the buffer they were read into (a pixel
+                // file is gigabytes): the rest of the file is cut away.
+                let base = std::mem::size_of::<u64>() + header_len;
+                data.truncate(base + end);
+                data.drain(..base + start);
+                data.shrink_to_fit();
+                ObsRows::new(d, &columns)
+                    .from_parts(values, data)
+                    .ok_or_else(|| bad("pixel and value rows disagree".into()))?
+            }
+            None => {
+                // Files of every value as f32 (before pixels were stored as bytes).
+                let mut all = ObsRows::new(d, &columns);
+                all.extend_from_slice(&floats(view("obs", Dtype::F32, d)?));
+                all
+            }
+        };
         let demos = Self {
             obs,
-            actions: floats(read("actions", Dtype::F32, header.action_dim)?),
+            actions,
             header,
             episode_rows,
         };
-        if demos.obs.len() / demos.header.obs_dim.max(1) != demos.rows() || demos.rows() == 0 {
+        if demos.obs.len() != demos.rows() || demos.rows() == 0 {
             return Err(bad("observation and action rows disagree".into()));
         }
         let episodes = demos.episode_rows.iter().sum::<usize>();
@@ -273,20 +273,21 @@ impl Demonstrations {
     }
 }
 
-/// Which observation columns hold pixels (integers 0–255): the file stores them as bytes.
-fn pixel_mask(header: &DemoHeader) -> Result<Vec<bool>> {
-    let mut mask = vec![false; header.obs_dim];
-    for columns in ObsLayout::new(&header.env.observation_space()?)?.pixel_columns() {
-        mask.get_mut(columns)
-            .ok_or_else(|| {
-                LearnError::Config(format!(
-                    "demonstrations of {} name {} observation values, fewer than its images hold",
-                    header.env.id, header.obs_dim
-                ))
-            })?
-            .fill(true);
+/// Empty observation rows of `header`'s env stack, its pixels held as bytes.
+pub fn obs_rows(header: &DemoHeader) -> Result<ObsRows> {
+    Ok(ObsRows::new(header.obs_dim, &pixel_columns(header)?))
+}
+
+/// Which observation columns hold pixels (integers 0–255): kept as bytes.
+fn pixel_columns(header: &DemoHeader) -> Result<Vec<Range<usize>>> {
+    let columns = ObsLayout::new(&header.env.observation_space()?)?.pixel_columns();
+    if columns.iter().any(|c| c.end > header.obs_dim) {
+        return Err(LearnError::Config(format!(
+            "demonstrations of {} name {} observation values, fewer than its images hold",
+            header.env.id, header.obs_dim
+        )));
     }
-    Ok(mask)
+    Ok(columns)
 }
 
 /// Adds Gaussian noise of standard deviation `noise` to every action value

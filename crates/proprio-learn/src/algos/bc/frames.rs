@@ -115,14 +115,16 @@ pub fn demo_frames(demos: &Demonstrations) -> Result<FrameEpisodes> {
     };
     let episodes = episodes
         .map(|rows| {
-            let mut pixels = Vec::new();
+            let (mut pixels, mut row) = (Vec::new(), vec![0.0; d]);
             for r in rows.clone() {
-                layout.push_views(&demos.obs[r * d..(r + 1) * d], &mut pixels);
+                demos.obs.row_into(r, &mut row);
+                layout.push_views(&row, &mut pixels);
             }
+            demos.obs.row_into(rows.start, &mut row);
             EpisodeFrames {
                 pixels,
                 steps: rows.len(),
-                instruction: layout.instruction(&demos.obs[rows.start * d..(rows.start + 1) * d]),
+                instruction: layout.instruction(&row),
                 success: true,
             }
         })

@@ -12,11 +12,13 @@
 pub mod demos;
 pub mod frames;
 pub mod record;
+pub mod rows;
 pub mod shift;
 
 pub use demos::{DaggerRound, DemoHeader, Demonstrations};
 pub use frames::{EpisodeFrames, FrameEpisodes, Player, demo_frames, rollout_frames};
 pub use record::{collect, dagger};
+pub use rows::ObsRows;
 
 use crate::base::adam::adam;
 use crate::base::error::{LearnError, Result};
@@ -211,7 +213,7 @@ impl Bc {
         if cfg.standardize_state {
             let d = obs_space.flat_dim();
             let components = obs_space.normalized_components();
-            let fitted = Standardize::fitted(&demos.obs, d, &components, &device);
+            let fitted = Standardize::fitted(d, &components, |k| demos.obs.column(k), &device);
             actor.nets.standardize = Some(fitted);
         }
         Ok(Self {
@@ -247,7 +249,7 @@ impl Bc {
                     .flat_map(|&r| data[r * w..(r + 1) * w].iter().copied())
                     .collect()
             };
-            let mut obs = gather(&self.demos.obs, d);
+            let mut obs = self.demos.obs.gather(chunk);
             if let Some(images) = &self.images {
                 images.shift(&mut obs, d, self.cfg.image_shift, &mut self.rng);
             }

@@ -4,7 +4,9 @@
 //! al. 2011): the cure for a clone's compounding error when the expert is a
 //! program that can be asked anywhere.
 
-use super::demos::{DEMO_ENVS, DaggerRound, DemoHeader, Demonstrations, StateAgent, perturb};
+use super::demos::{
+    DEMO_ENVS, DaggerRound, DemoHeader, Demonstrations, StateAgent, obs_rows, perturb,
+};
 use crate::base::error::{LearnError, Result};
 use crate::base::seeds::learner_rng;
 use crate::env::{EnvSource, base};
@@ -134,21 +136,22 @@ fn record(
     let mut acted = vec![0.0; n * a];
     let mut episode: Vec<(Vec<f32>, Vec<f32>)> = vec![Default::default(); n];
     let mut kept: BTreeMap<Vec<i64>, usize> = BTreeMap::new();
+    let header = DemoHeader {
+        env: source.clone(),
+        obs_dim: d,
+        action_dim: a,
+        episodes: 0,
+        per_instruction,
+        instructions: 0,
+        expert_episodes: 0,
+        expert_successes: 0,
+        seed,
+        noise: 0.0,
+        rounds: Vec::new(),
+    };
     let mut demos = Demonstrations {
-        header: DemoHeader {
-            env: source.clone(),
-            obs_dim: d,
-            action_dim: a,
-            episodes: 0,
-            per_instruction,
-            instructions: 0,
-            expert_episodes: 0,
-            expert_successes: 0,
-            seed,
-            noise: 0.0,
-            rounds: Vec::new(),
-        },
-        obs: Vec::new(),
+        obs: obs_rows(&header)?,
+        header,
         actions: Vec::new(),
         episode_rows: Vec::new(),
     };
