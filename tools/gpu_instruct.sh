@@ -18,12 +18,8 @@ cd "$(dirname "$0")/.."
 . tools/device_gl.sh
 SLICE_S=${SLICE_S:-60}
 SLICES=${SLICES:-"state:16:cpu:cpu state:128:wgpu:gpu state:128:cpu:cpu rgb+state:16:cpu:cpu rgb+state:128:wgpu:gpu rgb+state:128:wgpu:cpu"}
-# With rgb+state the flat observation is the image (64·64·3), then the state:
-# the cubes (26..65 of the state), the goal and the grasp flags (65..71) and
-# the cubes from the hand (71..80) are the critic's only (GRPO has none: hidden);
-# the recipe's entity reader reads the image's cells instead of the cubes.
-PIXEL_ACTOR='--set critic_only=[[12314,12368]] --set text={"width":16,"entities":{"cells":true,"naming_bias":-1}}'
-
+# With rgb+state the grpo/rgb+state recipe (tuned.json) hides the cubes, the
+# goal and the grasp flags from the actor and reads the image's cells instead.
 case "${1:-}" in
 prepare)
     device_proprio_prepare
@@ -34,10 +30,8 @@ run)
         IFS=: read -r obs groups device backend <<< "$slice"
         name=instruct-${obs/+/-}-$groups-$device-$backend
         run=$(mktemp -d)/run
-        extra=()
-        if [ "$obs" = rgb+state ]; then extra=($PIXEL_ACTOR); fi
         timeout -s INT "$SLICE_S" "$BIN" train --algo grpo --env manipulation/instruct-v0 --obs "$obs" \
-            --backend "$backend" --device "$device" --set groups="$groups" "${extra[@]}" \
+            --backend "$backend" --device "$device" --set groups="$groups" \
             --set eval_every=1000000000 --total-steps 100000000 --out "$run" > "$OUTDIR/$name.log" 2>&1 || true
         cp "$run/metrics.jsonl" "$OUTDIR/$name.jsonl" 2> /dev/null || true
         python3 - "$run/metrics.jsonl" "$slice" << 'PY'

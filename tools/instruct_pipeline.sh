@@ -7,8 +7,13 @@
 # its critic warmed up (RL=grpo: the group learner; PPO measured ahead on
 # every seed, docs/benchmarks.md, "Out of distribution …").
 #   [PROPRIO=bin] [ROUNDS=0] [DEMOS=500] [DAGGER=50] [EPOCHS=50] [STOP=clone] [RL=ppo|grpo]
+#   [OBS=state|rgb+state] [CAMERA=front]
 #   tools/instruct_pipeline.sh SEED OUT
-# The env config and networks are the tuned bc, grpo and ppo recipes' (tuned.json).
+# The env config and networks are the tuned bc, grpo and ppo recipes'
+# (tuned.json); OBS=rgb+state runs it from pixels (CAMERA's 64 px images,
+# the actor blind to the cubes) on their rgb+state recipes. A pixel file of
+# 500 per instruction is 6 GB (pixels kept as bytes); its clone trains
+# 13-18 times slower than the state one (docs/benchmarks.md, "From pixels").
 # No round is the default: from a clone of 300 demonstrations per
 # instruction whose reader bound, a round measured worse on every seed
 # tried (docs/benchmarks.md, "Every seed bound"); with ROUNDS=n the best
@@ -23,11 +28,17 @@ set -euo pipefail
 seed=$1 out=$2
 [[ $seed =~ ^[0-9]+$ ]] || { echo "SEED must be a whole number, got '$seed'" >&2; exit 2; }
 rounds=${ROUNDS:-0} demos=${DEMOS:-500} dagger=${DAGGER:-50} epochs=${EPOCHS:-50} stop=${STOP:-} rl=${RL:-ppo}
+obs=${OBS:-state} camera=${CAMERA:-front}
 for n in "$rounds" "$demos" "$dagger" "$epochs"; do
   [[ $n =~ ^[0-9]+$ ]] || { echo "ROUNDS, DEMOS, DAGGER and EPOCHS are whole numbers, got '$n'" >&2; exit 2; }
 done
 [[ $stop =~ ^(|clone)$ ]] || { echo "STOP is empty or clone, got '$stop'" >&2; exit 2; }
 [[ $rl =~ ^(ppo|grpo)$ ]] || { echo "RL is ppo or grpo, got '$rl'" >&2; exit 2; }
+[[ $obs =~ ^(state|rgb\+state)$ ]] || { echo "OBS is state or rgb+state, got '$obs'" >&2; exit 2; }
+# What the policy observes, for the steps that make a new one (a DAgger
+# round and evaluation read it from the run).
+view=(--obs "$obs")
+if [ "$obs" = rgb+state ]; then view+=(--camera "$camera"); fi
 [ -e "$out" ] && { echo "$out already exists; choose a new directory" >&2; exit 1; }
 if [ -z "${PROPRIO:-}" ]; then
   cargo build -q -p proprio-cli
@@ -55,12 +66,12 @@ step() {
 clone() {
   local rows
   rows=$(grep -o '([0-9]* rows)' "$1.log" | tr -dc 0-9)
-  step "$2" "$proprio" train --algo bc --env "$env" --set "demos=$1" \
+  step "$2" "$proprio" train --algo bc --env "$env" "${view[@]}" --set "demos=$1" \
     --total-steps $((epochs * rows)) --eval-config "$held_out" --seed "$seed" --threads 1
 }
 
 data=$work/demos0
-step "$data" "$proprio" demos --env "$env" --per-instruction "$demos" --noise 0.05 --seed "$seed"
+step "$data" "$proprio" demos --env "$env" "${view[@]}" --per-instruction "$demos" --noise 0.05 --seed "$seed"
 clone "$data" "$work/clone0"
 for ((round = 1; round <= rounds; round++)); do
   step "$work/demos$round" "$proprio" demos --dagger "$work/clone$((round - 1))" --aggregate "$data" \
@@ -92,7 +103,7 @@ if [ "$stop" = clone ]; then
   cp -r "$best" "$out.partial"
   mv "$out.partial" "$out"
 else
-  step "$out" "$proprio" train --algo "$rl" --env "$env" --init "$best" \
+  step "$out" "$proprio" train --algo "$rl" --env "$env" "${view[@]}" --init "$best" \
     --eval-config "$held_out" --seed "$seed" --threads 1
 fi
 for split in train held_out; do

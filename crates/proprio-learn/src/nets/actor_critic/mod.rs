@@ -260,9 +260,14 @@ impl ActorCritic {
     /// [`Self::forward`] with the features and the distribution held
     /// fixed: a loss on its values moves the critic only, never the actor.
     pub fn forward_critic_only(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<1>) {
-        let x = self.features(obs).detach();
+        // What stays fixed is computed by a copy whose weights take no
+        // gradient, so no graph is built for it: a graph built and then
+        // detached stayed in the autodiff graph, 3 GB an iteration for a
+        // pixel network, until the machine ran out of memory.
+        let fixed = self.clone().no_grad();
+        let x = fixed.features(obs);
         (
-            self.act(self.blind(x.clone())).detach(),
+            fixed.act(fixed.blind(x.clone())),
             self.critic.forward(x).squeeze_dim(1),
         )
     }
