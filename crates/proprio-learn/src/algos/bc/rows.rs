@@ -9,6 +9,8 @@ use std::ops::Range;
 struct Run {
     columns: Range<usize>,
     pixels: bool,
+    /// Where the run starts in a row's pixels (or its other values).
+    at: usize,
 }
 
 /// Observation rows of `dim` values whose pixel columns are kept as bytes.
@@ -26,35 +28,38 @@ impl ObsRows {
     /// No rows yet; `pixel_columns` are the images' column ranges, in order,
     /// inside `0..dim`.
     pub fn new(dim: usize, pixel_columns: &[Range<usize>]) -> Self {
-        let mut runs = Vec::new();
-        let mut at = 0;
-        for columns in pixel_columns.iter().filter(|c| !c.is_empty()) {
-            if columns.start > at {
-                runs.push(Run {
-                    columns: at..columns.start,
-                    pixels: false,
-                });
-            }
-            runs.push(Run {
-                columns: columns.clone(),
-                pixels: true,
-            });
-            at = columns.end;
-        }
-        if dim > at {
-            runs.push(Run {
-                columns: at..dim,
-                pixels: false,
-            });
-        }
-        let pixel_width: usize = pixel_columns.iter().map(|c| c.len()).sum();
-        Self {
+        let mut rows = Self {
             dim,
-            runs,
-            value_width: dim - pixel_width,
+            runs: Vec::new(),
+            value_width: 0,
             values: Vec::new(),
             pixels: Vec::new(),
+        };
+        let mut end = 0;
+        for columns in pixel_columns.iter().filter(|c| !c.is_empty()) {
+            rows.add_run(end..columns.start, false);
+            rows.add_run(columns.clone(), true);
+            end = columns.end;
         }
+        rows.add_run(end..dim, false);
+        rows
+    }
+
+    /// Appends a run of columns to the row layout (nothing for an empty one).
+    fn add_run(&mut self, columns: Range<usize>, pixels: bool) {
+        if columns.is_empty() {
+            return;
+        }
+        let same = self.runs.iter().filter(|run| run.pixels == pixels);
+        let at = same.map(|run| run.columns.len()).sum();
+        if !pixels {
+            self.value_width += columns.len();
+        }
+        self.runs.push(Run {
+            columns,
+            pixels,
+            at,
+        });
     }
 
     /// Rows made of the non-pixel values and the pixels, row by row, as a
@@ -110,18 +115,17 @@ impl ObsRows {
 
     /// Writes row `r` into `out` (`dim` values).
     pub fn row_into(&self, r: usize, out: &mut [f32]) {
-        let (mut v, mut p) = (r * self.value_width, r * self.pixel_width());
+        let (v, p) = (r * self.value_width, r * self.pixel_width());
         for run in &self.runs {
             let target = &mut out[run.columns.clone()];
             let n = target.len();
             if run.pixels {
-                for (x, &byte) in target.iter_mut().zip(&self.pixels[p..p + n]) {
+                let bytes = &self.pixels[p + run.at..p + run.at + n];
+                for (x, &byte) in target.iter_mut().zip(bytes) {
                     *x = f32::from(byte);
                 }
-                p += n;
             } else {
-                target.copy_from_slice(&self.values[v..v + n]);
-                v += n;
+                target.copy_from_slice(&self.values[v + run.at..v + run.at + n]);
             }
         }
     }
@@ -137,20 +141,20 @@ impl ObsRows {
 
     /// Rows `range`, one after another.
     pub fn slice(&self, range: Range<usize>) -> Vec<f32> {
-        self.gather(&range.collect::<Vec<_>>())
+        let mut out = vec![0.0; range.len() * self.dim];
+        for (r, row) in range.zip(out.chunks_exact_mut(self.dim)) {
+            self.row_into(r, row);
+        }
+        out
     }
 
-    /// Column `k` of every row, in order.
+    /// Column `k` of every row, in order (none for a column past `dim`).
     pub fn column(&self, k: usize) -> impl Iterator<Item = f32> + '_ {
-        let run = self.runs.iter().position(|run| run.columns.contains(&k));
-        // Where column k sits inside its part of a row, and that part's width.
-        let (pixels, offset) = run.map_or((false, 0), |i| {
-            let before = &self.runs[..i];
-            let same = |r: &&Run| r.pixels == self.runs[i].pixels;
-            let width: usize = before.iter().filter(same).map(|r| r.columns.len()).sum();
-            (self.runs[i].pixels, width + k - self.runs[i].columns.start)
-        });
+        let run = self.runs.iter().find(|run| run.columns.contains(&k));
         let rows = if run.is_some() { self.len() } else { 0 };
+        let (pixels, offset) = run.map_or((false, 0), |run| {
+            (run.pixels, run.at + k - run.columns.start)
+        });
         let pixel_width = self.pixel_width();
         (0..rows).map(move |r| {
             if pixels {
