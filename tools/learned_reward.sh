@@ -5,14 +5,22 @@
 # and the model refitted with that policy's frames and failed episodes → PPO
 # again, ROUNDS times.
 #   [PROPRIO=bin] [ROUNDS=1] [DEMOS=60] [TOTAL_STEPS=n] [CAMERAS=views]
-#   [CLIP_FRAMES=n] [CLIP_STEPS=n] [SHAPING=progress|increase] [OFFSET=x]
+#   [CLIP_FRAMES=n] [CLIP_STEPS=n] [SHAPING=progress|increase] [OFFSET=x] [INIT=run]
 #   tools/learned_reward.sh TASK SEED OUT
-# TASK is reach, push, pick or stack. The last round's run lands at OUT
+# TASK is reach, push, pick, stack or instruct. The last round's run lands at OUT
 # (`proprio eval --checkpoint OUT` measures the task's true success); the
 # demonstrations, models and earlier rounds stay in OUT.pipeline/. A step
 # whose output is there is not redone, so a cut-off pipeline resumes.
+# instruct, 300k steps (the binary reward gained nothing from 1M): the
+# reward model learns from the training instructions' demonstrations only
+# (no mismatched-instruction negatives, a fifth of each batch scrambled:
+# the best reading of held-out instructions measured), and PPO fine-tunes
+# a clone (INIT, else tools/instruct_pipeline.sh's clone of 100
+# demonstrations per instruction, 30 epochs) on the held-out instructions,
+# which neither the clone nor the reward model has seen. One round only: a
+# refit would learn the held-out instructions' frames.
 set -euo pipefail
-[ $# -eq 3 ] || { echo "usage: tools/learned_reward.sh TASK SEED OUT (TASK: reach, push, pick or stack)" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: tools/learned_reward.sh TASK SEED OUT (TASK: reach, push, pick, stack or instruct)" >&2; exit 2; }
 task=$1 seed=$2 out=$3
 [[ $seed =~ ^[0-9]+$ ]] || { echo "SEED must be a whole number, got '$seed'" >&2; exit 2; }
 rounds=${ROUNDS:-1}
@@ -30,7 +38,7 @@ demos=${DEMOS:-60}
 # front view shows the ball as a few pixels), through a CLIP fitted longer.
 # Reach trains 500k steps, not its recipe's 300k: on the learned reward a
 # seed was still rising at 300k (98 / 99 / 87%; 100 / 100 / 100% at 500k).
-views=front,hand frames=8192 clip_steps=600 budget=''
+views=front,hand frames=8192 clip_steps=600 budget='' fit=() rl_config=''
 case $task in
   reach) env=manipulation/reach-v0 config='' instruction="touch the green ball with the gripper"
     views=hand,hand-side frames=12288 clip_steps=1000 budget=500000 ;;
@@ -39,7 +47,11 @@ case $task in
     instruction="pick up the cube and hold it at the goal" ;;
   stack) env=manipulation/stack-cube-v0 config='{"control":"pd_ee_delta_pos_yaw","control_hz":10}'
     instruction="stack the red cube on the blue cube" ;;
-  *) echo "unknown TASK '$task': reach, push, pick or stack" >&2; exit 2 ;;
+  instruct) env=manipulation/instruct-v0 config='{"control":"pd_ee_delta_pos_yaw"}' instruction=''
+    rl_config='{"control":"pd_ee_delta_pos_yaw","split":"held_out"}' frames=12288 clip_steps=1000
+    budget=300000 fit=(--mismatch 0 --scramble 0.2 --steps 4000)
+    [ "$rounds" -eq 1 ] || { echo "instruct runs one round (a refit would learn the held-out instructions' frames)" >&2; exit 2; } ;;
+  *) echo "unknown TASK '$task': reach, push, pick, stack or instruct" >&2; exit 2 ;;
 esac
 [ -e "$out" ] && { echo "$out already exists; choose a new directory" >&2; exit 1; }
 if [ -z "${PROPRIO:-}" ]; then
@@ -72,6 +84,16 @@ step "$work/train.demos" "$proprio" demos --env "$env" "${config_args[@]}" --obs
   --camera "$cameras" --per-instruction "$demos" --seed "$seed"
 step "$work/clip" "$proprio" reward-model fit-clip --env "$env" "${config_args[@]}" \
   --camera "$cameras" --scripted 0.5 --frames "$clip_frames" --steps "$clip_steps" --seed "$seed"
+# The RL env: the task's own, or for instruct the held-out instructions,
+# from a clone of the training ones.
+rl_args=("${config_args[@]}")
+if [ "$task" = instruct ]; then
+  init=${INIT:-$work/clone}
+  if [ -z "${INIT:-}" ] && [ ! -e "$init" ]; then
+    PROPRIO=$proprio STOP=clone DEMOS=100 EPOCHS=30 "$(dirname "$0")/instruct_pipeline.sh" "$seed" "$init"
+  fi
+  rl_args=(--config "$rl_config" --eval-config '{"split":"held_out"}' --init "$init")
+fi
 policies=() clip=$work/clip
 for ((round = 0; round < rounds; round++)); do
   # A refit round refits the CLIP too, a quarter of its frames from the last
@@ -84,14 +106,16 @@ for ((round = 0; round < rounds; round++)); do
       --frames "$clip_frames" --steps "$clip_steps" --seed "$seed"
   fi
   model=$work/progress$round
+  named=()
+  [ -n "$instruction" ] && named=(--instruction "$instruction")
   step "$model" "$proprio" reward-model fit-progress --demos "$work/train.demos" --clip "$clip" \
-    --instruction "$instruction" --seed "$seed" "${policies[@]}"
+    "${named[@]}" "${fit[@]}" --seed "$seed" "${policies[@]}"
   printf 'kind = "progress"\nmodel = "%s"\ncamera = "%s"\nshaping = "%s"\noffset = %s\n' \
     "$(realpath "$model")" "$cameras" "$shaping" "$offset" >"$work/reward$round.toml"
   run=$work/rl$round
   [ $((round + 1)) -eq "$rounds" ] && run=$out
-  step "$run" "$proprio" train --env "$env" --reward "$work/reward$round.toml" --seed "$seed" \
-    --threads 1 "${steps[@]}"
+  step "$run" "$proprio" train --env "$env" "${rl_args[@]}" --reward "$work/reward$round.toml" \
+    --seed "$seed" --threads 1 "${steps[@]}"
   policies+=(--policy "$run")
 done
 "$proprio" eval --checkpoint "$out" --episodes 100 --seed 21 --json

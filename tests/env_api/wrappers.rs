@@ -4,7 +4,7 @@ use crate::vec_env;
 use proprio::serde_json::json;
 use proprio::wrappers::{
     ClipAction, NormalizeObservation, NormalizeReward, RecordEpisodeStatistics, RescaleAction,
-    RunningMeanStd,
+    RunningMeanStd, SameStepAutoreset,
 };
 use proprio::{AutoresetMode, VecEnv, VecOptions};
 
@@ -149,6 +149,43 @@ fn episode_statistics_sum_rewards_and_count_steps() {
         assert!(venv.episodes() > 20, "{mode}: {} episodes", venv.episodes());
         assert_eq!(venv.recent().len(), 10);
     }
+}
+
+/// A reward model's stack keeps the statistics below a same-step autoreset
+/// (they stay the task's): the ending step's info moves to `final_infos`, and
+/// `episode_info` still finds it, where the learners read their curves.
+#[test]
+fn episode_statistics_under_a_same_step_autoreset_are_found_in_the_final_info() {
+    let inner = vec_env("classic/cartpole-v1", 2, AutoresetMode::Disabled, 1);
+    let mut venv = SameStepAutoreset::new(RecordEpisodeStatistics::new(inner, 10)).unwrap();
+    venv.reset(Some(0), None).unwrap();
+    let mut lengths = [0u64; 2];
+    let mut ended = 0;
+    for _ in 0..200 {
+        venv.step(&[1.0, 0.0]).unwrap();
+        let b = venv.batch();
+        for (i, length) in lengths.iter_mut().enumerate() {
+            *length += 1;
+            if b.done(i) {
+                assert!(
+                    b.infos[i].get("episode.return").is_none(),
+                    "infos hold the new start"
+                );
+                let info = b.episode_info(i).expect("the ending step's statistics");
+                assert_eq!(info.get("episode.length"), Some(*length as f64));
+                assert_eq!(
+                    info.get("episode.return"),
+                    Some(*length as f64),
+                    "cart-pole pays 1 a step"
+                );
+                *length = 0;
+                ended += 1;
+            } else {
+                assert!(b.episode_info(i).is_none());
+            }
+        }
+    }
+    assert!(ended > 10, "{ended} episodes");
 }
 
 #[test]

@@ -170,6 +170,23 @@ impl Batch {
         self.rows_mut().keep_final(i);
     }
 
+    /// The info of the step on which env `i` finished an episode, holding its
+    /// `episode.return` and `episode.length` from
+    /// [`RecordEpisodeStatistics`](crate::wrappers::RecordEpisodeStatistics):
+    /// the step's own info, or its final one where a same-step autoreset above
+    /// the statistics reset the env (a reward model's stack). `None` if no
+    /// episode ended.
+    pub fn episode_info(&self, i: usize) -> Option<&Info> {
+        let finished = |info: &Info| info.get("episode.return").is_some();
+        let own = &self.infos[i];
+        let kept = &self.final_infos[i];
+        if finished(own) {
+            Some(own)
+        } else {
+            (self.has_final[i] && finished(kept)).then_some(kept)
+        }
+    }
+
     /// True if env `i`'s episode ended this step.
     pub fn done(&self, i: usize) -> bool {
         self.terminated[i] || self.truncated[i]

@@ -143,7 +143,9 @@ impl Archer {
                 next,
                 b.terminated[i],
             );
-            let info = &b.infos[i];
+            let Some(info) = b.episode_info(i) else {
+                continue;
+            };
             if let (Some(r), Some(l)) = (info.get("episode.return"), info.get("episode.length")) {
                 self.episodes
                     .push((r, l, info.get("success").map(|s| s > 0.0)));

@@ -317,10 +317,10 @@ impl<A: Algorithm> OffPolicy<A> {
             let action = &actions[i * a..(i + 1) * a];
             self.buffer
                 .push(obs, action, b.reward[i], next, b.terminated[i]);
-            if let (Some(r), Some(l)) = (
-                b.infos[i].get("episode.return"),
-                b.infos[i].get("episode.length"),
-            ) {
+            if let Some((Some(r), Some(l))) = b
+                .episode_info(i)
+                .map(|e| (e.get("episode.return"), e.get("episode.length")))
+            {
                 self.episodes.push((r, l));
             }
         }

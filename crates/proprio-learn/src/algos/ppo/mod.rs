@@ -200,10 +200,10 @@ impl Ppo {
             r.rewards[step * n..(step + 1) * n].copy_from_slice(&rewards);
             for i in 0..n {
                 self.next_done[i] = f32::from(u8::from(b.done(i)));
-                if let (Some(ret), Some(len)) = (
-                    b.infos[i].get("episode.return"),
-                    b.infos[i].get("episode.length"),
-                ) {
+                if let Some((Some(ret), Some(len))) = b
+                    .episode_info(i)
+                    .map(|e| (e.get("episode.return"), e.get("episode.length")))
+                {
                     r.episode_returns.push(ret);
                     r.episode_lengths.push(len);
                 }
