@@ -228,8 +228,14 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
                 --image-size 32 --patch-size 8 --frames 64 --steps 3 --scripted 0.5";
     rendered(clip, &["--out", &path("clip")]).unwrap();
     let fit = ["--demos", &path("train.demos"), "--clip", &path("clip")];
-    // The instruction read as the text tower's sentence embedding, and word by word.
-    for (name, reading) in [("sentence", &[][..]), ("words", &["--words"][..])] {
+    // The instruction read as the text tower's sentence embedding, word by
+    // word, and as its words fused into one token that weighs the frames.
+    let fused = &["--words", "--fuse-words", "--weigh"][..];
+    for (name, reading) in [
+        ("sentence", &[][..]),
+        ("words", &["--words"][..]),
+        ("fused", fused),
+    ] {
         let fit_words = "reward-model fit-progress --failures 2 --decoys 0 --steps 4";
         let out = ["--out", &path(name)];
         let summary = json(&rendered(fit_words, &[&fit[..], &out, reading].concat()).unwrap());
@@ -240,7 +246,14 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
             "{summary}"
         );
         let header = std::fs::read_to_string(dir.join(name).join("progress.json")).unwrap();
-        let words = serde_json::from_str::<Value>(&header).unwrap()["config"]["words"].as_u64();
+        let config = &serde_json::from_str::<Value>(&header).unwrap()["config"];
+        let words = config["words"].as_u64();
+        assert_eq!(
+            config["fuse_words"].as_bool(),
+            Some(name == "fused"),
+            "{header}"
+        );
+        assert_eq!(config["weigh"].as_bool(), Some(name == "fused"), "{header}");
         // "put the green cube on the red cube" and its start and end tokens.
         assert_eq!(
             words,
@@ -281,4 +294,13 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
             assert!((0.0..=150.0).contains(&r), "{report}");
         }
     }
+    // Words the transformer reads one by one cannot weigh the frames.
+    let out = path("unfused");
+    let unfused = [&fit[..], &["--out", &out, "--words", "--weigh"]].concat();
+    let fit_words = "reward-model fit-progress --failures 2 --decoys 0 --steps 4";
+    assert_one_line_error(
+        &run(fit_words, &unfused),
+        "--weigh reads the instruction as one token",
+    );
+    assert!(!dir.join("unfused").exists());
 }

@@ -75,6 +75,17 @@ pub struct FitProgressArgs {
     /// instruction recombining known words reads as what it says.
     #[arg(long)]
     words: bool,
+    /// With `--words`: the words as one token, each word through weights
+    /// every place shares plus weights of its own place, so a known word in
+    /// a known place adds what it added before, in any combination.
+    #[arg(long, requires = "words")]
+    fuse_words: bool,
+    /// The instruction weighs the frames' features (progress: the frames'
+    /// read-out plus their dot product with the instruction's token),
+    /// instead of a token the transformer reads; with `--fuse-words`, each
+    /// word in its place adds its own term.
+    #[arg(long)]
+    weigh: bool,
     /// Fit the time-shuffled control instead (demonstrations' frames shuffled
     /// in time, no failures): a model that can learn no order, for `eval`.
     #[arg(long)]
@@ -128,6 +139,11 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         ..ProgressConfig::default()
     };
     cfg.validate().map_err(Failure)?;
+    if args.weigh && args.words && !args.fuse_words {
+        return Err(Failure(
+            "--weigh reads the instruction as one token: the sentence, or --words with --fuse-words".into(),
+        ));
+    }
     let start = Instant::now();
     let cpu = proprio_learn::ComputeDevice::Cpu.device().map_err(learn)?;
     let clip = ClipModel::load(&args.clip, &cpu).map_err(reward)?;
@@ -181,6 +197,8 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         TextReading::Words(n) => n,
         TextReading::Sentence => 0,
     };
+    cfg.fuse_words = args.fuse_words;
+    cfg.weigh = args.weigh;
     if args.control {
         data = data.time_shuffled_control(&mut proprio::episode_rng(args.seed, 3, 0));
     }

@@ -66,6 +66,21 @@ pub struct ProgressConfig {
     /// itself; 0 reads the text tower's sentence embedding.
     #[serde(default)]
     pub words: usize,
+    /// Read those words as one token, each word through weights every place
+    /// shares (what it names) plus weights of its own place (the role it
+    /// names it in), added up, not as tokens the transformer mixes: an
+    /// instruction that recombines known words in known places reads as the
+    /// sum of parts the fit has seen.
+    #[serde(default)]
+    pub fuse_words: bool,
+    /// The instruction weighs the frames' features instead of being a token
+    /// the transformer reads with them: progress is the sigmoid of the
+    /// frames' own read-out plus the dot product of their features with the
+    /// instruction's (one) token, so with fused words each word in its
+    /// place adds its own term, and a new combination of known words adds
+    /// up terms the fit has seen.
+    #[serde(default)]
+    pub weigh: bool,
     /// Seed of the initial weights and the windows drawn.
     pub seed: u64,
 }
@@ -86,6 +101,8 @@ impl Default for ProgressConfig {
             failure: 0.15,
             scramble: 0.0,
             words: 0,
+            fuse_words: false,
+            weigh: false,
             seed: 1,
         }
     }
@@ -102,7 +119,7 @@ impl ProgressConfig {
 
     /// A one-line reason instructions of `text_dim` values cannot be read word by word, if any.
     pub fn check_text_dim(&self, text_dim: usize) -> Result<(), String> {
-        match text_dim.is_multiple_of(self.text_tokens()) {
+        match text_dim.is_multiple_of(self.words.max(1)) {
             true => Ok(()),
             false => Err(format!(
                 "instructions of {text_dim} values cannot be read as {} words",
@@ -111,13 +128,24 @@ impl ProgressConfig {
         }
     }
 
-    /// Instruction tokens ahead of the frames: the words, or the one sentence embedding.
+    /// Instruction tokens ahead of the frames: the words, or one (the fused words or the sentence embedding).
     fn text_tokens(&self) -> usize {
-        self.words.max(1)
+        match self.fuse_words {
+            true => 1,
+            false => self.words.max(1),
+        }
     }
 
     /// A one-line reason the settings cannot make or fit a model, if any.
     pub fn validate(&self) -> Result<(), String> {
+        if self.fuse_words && self.words == 0 {
+            return Err("fuse_words reads the instruction word by word: set words".into());
+        }
+        if self.weigh && self.text_tokens() > 1 {
+            return Err(
+                "weigh reads the instruction as one token: the sentence or fused words".into(),
+            );
+        }
         if self.window == 0 || self.width == 0 || self.layers == 0 || self.heads == 0 {
             return Err("window, width, layers and heads must be positive".into());
         }
@@ -155,11 +183,17 @@ impl ProgressConfig {
 /// The network: frame and instruction embeddings projected to the
 /// transformer's width, the instruction first (one token, or one per word),
 /// learned positions, causal attention (a frame reads the instruction and
-/// the frames before it), a sigmoid head per frame.
+/// the frames before it), a sigmoid head per frame; or, weighed, the frames
+/// alone through the transformer and the instruction's token weighing their
+/// features at the head.
 #[derive(Module, Debug)]
 pub struct ProgressNet {
     frame_in: Linear,
     text_in: Linear,
+    /// Fused words only: each word's place's own weights, added to the words' shared reading.
+    slots_in: Option<Linear>,
+    /// Whether the instruction weighs the frames' features ([`ProgressConfig::weigh`]).
+    weigh: bool,
     position: Param<Tensor<2>>,
     encoder: Encoder,
     norm: LayerNorm,
@@ -181,7 +215,13 @@ impl ProgressNet {
         };
         Self {
             frame_in: LinearConfig::new(dim, cfg.width).init(device),
-            text_in: LinearConfig::new(text_dim / tokens, cfg.width).init(device),
+            text_in: LinearConfig::new(text_dim / cfg.words.max(1), cfg.width).init(device),
+            slots_in: cfg.fuse_words.then(|| {
+                LinearConfig::new(text_dim, cfg.width)
+                    .with_bias(false)
+                    .init(device)
+            }),
+            weigh: cfg.weigh,
             position: Param::from_tensor(Tensor::random(
                 [tokens + cfg.window, cfg.width],
                 burn::tensor::Distribution::Normal(0.0, 0.02),
@@ -199,16 +239,22 @@ impl ProgressNet {
     pub fn forward(&self, frames: Tensor<3>, text: Tensor<2>) -> Tensor<2> {
         let [n, l, dim] = frames.dims();
         let width = self.norm.gamma.dims()[0];
-        let word = self.text_in.weight.dims()[0];
-        let tokens = text.dims()[1] / word;
         let frames = self
             .frame_in
             .forward(frames.reshape([n * l, dim]))
             .reshape([n, l, width]);
-        let text = self
-            .text_in
-            .forward(text.reshape([n * tokens, word]))
-            .reshape([n, tokens, width]);
+        let text = self.instruction_tokens(text);
+        let logits = match self.weigh {
+            true => self.weighed(frames, text),
+            false => self.read_with(frames, text),
+        };
+        sigmoid(logits)
+    }
+
+    /// Logits `[n, l]` of frames `[n, l, width]` the transformer reads after the instruction's tokens.
+    fn read_with(&self, frames: Tensor<3>, text: Tensor<3>) -> Tensor<2> {
+        let [n, l, width] = frames.dims();
+        let tokens = text.dims()[1];
         let position = self.position.val().slice([0..tokens + l, 0..width]);
         let x = Tensor::cat(vec![text, frames], 1) + position.unsqueeze::<3>();
         let h = self
@@ -216,6 +262,121 @@ impl ProgressNet {
             .forward(x, true)
             .slice([0..n, tokens..tokens + l, 0..width]);
         let h = self.norm.forward(h).reshape([n * l, width]);
-        sigmoid(self.head.forward(h)).reshape([n, l])
+        self.head.forward(h).reshape([n, l])
+    }
+
+    /// Logits `[n, l]` of frames `[n, l, width]` the transformer reads alone,
+    /// their features weighed by the instruction's one token `[n, 1, width]`.
+    fn weighed(&self, frames: Tensor<3>, text: Tensor<3>) -> Tensor<2> {
+        let [n, l, width] = frames.dims();
+        let position = self.position.val().slice([0..l, 0..width]);
+        let h = self
+            .encoder
+            .forward(frames + position.unsqueeze::<3>(), true);
+        let h = self.norm.forward(h);
+        let weighed = (h.clone() * text).sum_dim(2).reshape([n, l]) / (width as f64).sqrt();
+        self.head.forward(h.reshape([n * l, width])).reshape([n, l]) + weighed
+    }
+
+    /// The tokens `[n, tokens, width]` instructions `[n, text_dim]` put ahead
+    /// of the frames: one per word or for the sentence; fused words, one: the
+    /// words' mean shared reading (what is named) plus each place's own
+    /// weights on its word (which role it names).
+    fn instruction_tokens(&self, text: Tensor<2>) -> Tensor<3> {
+        let [n, text_dim] = text.dims();
+        let [word, width] = self.text_in.weight.dims();
+        let words = text_dim / word;
+        let each = self
+            .text_in
+            .forward(text.clone().reshape([n * words, word]))
+            .reshape([n, words, width]);
+        match &self.slots_in {
+            None => each,
+            Some(slots) => each.mean_dim(1) + slots.forward(text).reshape([n, 1, width]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fused, an instruction's token is the sum of what each word in its
+    /// place adds: swapping the second words of two instructions leaves
+    /// their tokens' sum alone. Unfused, each word is a token of its own.
+    /// Weighed, the same holds for the progress's logits.
+    #[test]
+    fn fused_words_add_up_in_one_token_and_weighed_frames_add_their_terms() {
+        let device = Device::flex();
+        let (words, word) = (3, 4);
+        let cfg = |fuse_words| ProgressConfig {
+            words,
+            fuse_words,
+            width: 8,
+            heads: 2,
+            window: 4,
+            ..ProgressConfig::default()
+        };
+        let values = |seed: u64| -> Vec<f32> {
+            (0..word)
+                .map(|i| ((seed * 7 + i as u64 * 13) % 11) as f32 / 11.0 - 0.4)
+                .collect()
+        };
+        let (a, b, c, d, e) = (values(1), values(2), values(3), values(4), values(5));
+        let instruction = |w: [&Vec<f32>; 3]| w.map(Vec::as_slice).concat();
+        let rows = [
+            instruction([&a, &b, &e]),
+            instruction([&c, &d, &e]),
+            instruction([&a, &d, &e]),
+            instruction([&c, &b, &e]),
+        ]
+        .concat();
+        let text = Tensor::<2>::from_data(TensorData::new(rows, [4, words * word]), &device);
+        let fused = ProgressNet::new(&cfg(true), 5, words * word, &device);
+        let tokens = fused.instruction_tokens(text.clone());
+        assert_eq!(tokens.dims(), [4, 1, 8]);
+        let t: Vec<f32> = tokens.into_data().try_into_vec::<f32>().unwrap();
+        let (seen, recombined) = (&t[..16], &t[16..]);
+        for i in 0..8 {
+            let (seen, recombined) = (seen[i] + seen[8 + i], recombined[i] + recombined[8 + i]);
+            assert!((seen - recombined).abs() < 1e-5, "{seen} {recombined}");
+        }
+        assert_ne!(
+            t[..8],
+            t[16..24],
+            "a word in another place changes the token"
+        );
+        let apart = ProgressNet::new(&cfg(false), 5, words * word, &device);
+        assert_eq!(apart.instruction_tokens(text.clone()).dims(), [4, words, 8]);
+        // Weighing the same frames, each word in its place adds its own term
+        // to the progress's logit: the swap leaves the logits' sum alone too,
+        // which a token the transformer mixes with the frames would not.
+        let frames: Vec<f32> = (0..3 * 5).map(|i| ((i * 5) % 7) as f32 / 7.0).collect();
+        let frames = Tensor::<3>::from_data(TensorData::new(frames, [1, 3, 5]), &device);
+        let frames = frames.repeat_dim(0, 4);
+        let logits = |net: &ProgressNet| -> Vec<f32> {
+            let p: Vec<f32> = net
+                .forward(frames.clone(), text.clone())
+                .into_data()
+                .try_into_vec::<f32>()
+                .unwrap();
+            p.iter().map(|p| (p / (1.0 - p)).ln()).collect()
+        };
+        let swap_gap = |l: &[f32]| -> f32 {
+            (0..3)
+                .map(|t| (l[t] + l[3 + t] - l[6 + t] - l[9 + t]).abs())
+                .fold(0.0, f32::max)
+        };
+        let weighed = ProgressNet::new(
+            &ProgressConfig {
+                weigh: true,
+                ..cfg(true)
+            },
+            5,
+            words * word,
+            &device,
+        );
+        assert!(swap_gap(&logits(&weighed)) < 1e-4, "{:?}", logits(&weighed));
+        assert!(swap_gap(&logits(&fused)) > 1e-4, "{:?}", logits(&fused));
     }
 }
