@@ -5,7 +5,8 @@
 # and the model refitted with that policy's frames and failed episodes → PPO
 # again, ROUNDS times.
 #   [PROPRIO=bin] [ROUNDS=1] [DEMOS=60] [TOTAL_STEPS=n] [CAMERAS=views]
-#   [CLIP_FRAMES=n] [CLIP_STEPS=n] [SHAPING=progress|increase] [OFFSET=x] [INIT=run]
+#   [CLIP_FRAMES=n] [CLIP_STEPS=n] [SHAPING=progress|increase] [OFFSET=x]
+#   [START=scratch|clone] [INIT=run] [CLONE_DEMOS=n] [NOISE=x] [EPOCHS=n]
 #   tools/learned_reward.sh TASK SEED OUT
 # TASK is reach, push, pick, stack or instruct. The last round's run lands at OUT
 # (`proprio eval --checkpoint OUT` measures the task's true success); the
@@ -19,6 +20,14 @@
 # demonstrations per instruction, 30 epochs) on the held-out instructions,
 # which neither the clone nor the reward model has seen. One round only: a
 # refit would learn the held-out instructions' frames.
+# START=clone (ReWiND's recipe: a policy pretrained on demonstrations, then
+# RL on the learned reward) makes reach, push, pick and stack start from a
+# clone of CLONE_DEMOS of the scripted expert's demonstrations read as state
+# (with DART noise NOISE; EPOCHS passes; the state standardised in its
+# weights; the recipe's layers), PPO's critic warmed up on it first. The
+# defaults: push the reward model's own 60 demonstrations, 100 epochs; pick
+# and stack 200 with noise 0.05, 250 epochs (60 clean ones clone a pick that
+# succeeds 1% of the time). INIT names any run of the task's env instead.
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: tools/learned_reward.sh TASK SEED OUT (TASK: reach, push, pick, stack or instruct)" >&2; exit 2; }
 task=$1 seed=$2 out=$3
@@ -31,6 +40,8 @@ shaping=${SHAPING:-progress} offset=${OFFSET:--1}
 [[ $shaping =~ ^(progress|increase)$ ]] || { echo "SHAPING must be progress or increase, got '$shaping'" >&2; exit 2; }
 [[ $offset =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || { echo "OFFSET must be a number, got '$offset'" >&2; exit 2; }
 demos=${DEMOS:-60}
+start=${START:-scratch}
+[[ $start =~ ^(scratch|clone)$ ]] || { echo "START must be scratch or clone, got '$start'" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be 1 or more, got '$rounds'" >&2; exit 2; }
 # The env config is the one the task's PPO recipe (tuned.json) sets, so the
 # demonstrations, the reward model and the policy see the same env. Reach
@@ -39,20 +50,27 @@ demos=${DEMOS:-60}
 # Reach trains 500k steps, not its recipe's 300k: on the learned reward a
 # seed was still rising at 300k (98 / 99 / 87%; 100 / 100 / 100% at 500k).
 views=front,hand frames=8192 clip_steps=600 budget='' fit=() rl_config=''
+clone_demos=$demos noise=0 epochs=100 hidden='[64,64]'
 case $task in
   reach) env=manipulation/reach-v0 config='' instruction="touch the green ball with the gripper"
     views=hand,hand-side frames=12288 clip_steps=1000 budget=500000 ;;
   push) env=manipulation/push-cube-v0 config='' instruction="push the red cube onto the green target" ;;
   pick) env=manipulation/pick-cube-v0 config='{"control":"pd_ee_delta_pos","control_hz":10}'
-    instruction="pick up the cube and hold it at the goal" ;;
+    instruction="pick up the cube and hold it at the goal"
+    clone_demos=200 noise=0.05 epochs=250 hidden='[128,128]' ;;
   stack) env=manipulation/stack-cube-v0 config='{"control":"pd_ee_delta_pos_yaw","control_hz":10}'
-    instruction="stack the red cube on the blue cube" ;;
+    instruction="stack the red cube on the blue cube"
+    clone_demos=200 noise=0.05 epochs=250 hidden='[128,128]' ;;
   instruct) env=manipulation/instruct-v0 config='{"control":"pd_ee_delta_pos_yaw"}' instruction=''
     rl_config='{"control":"pd_ee_delta_pos_yaw","split":"held_out"}' frames=12288 clip_steps=1000
     budget=300000 fit=(--mismatch 0 --scramble 0.2 --steps 4000)
     [ "$rounds" -eq 1 ] || { echo "instruct runs one round (a refit would learn the held-out instructions' frames)" >&2; exit 2; } ;;
   *) echo "unknown TASK '$task': reach, push, pick, stack or instruct" >&2; exit 2 ;;
 esac
+clone_demos=${CLONE_DEMOS:-$clone_demos} noise=${NOISE:-$noise} epochs=${EPOCHS:-$epochs}
+[[ $clone_demos =~ ^[1-9][0-9]*$ && $epochs =~ ^[1-9][0-9]*$ ]] ||
+  { echo "CLONE_DEMOS and EPOCHS must be 1 or more, got '$clone_demos' and '$epochs'" >&2; exit 2; }
+[[ $noise =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "NOISE must be a number, got '$noise'" >&2; exit 2; }
 [ -e "$out" ] && { echo "$out already exists; choose a new directory" >&2; exit 1; }
 if [ -z "${PROPRIO:-}" ]; then
   cargo build -q -p proprio-cli
@@ -69,14 +87,15 @@ steps=() config_args=()
 budget=${TOTAL_STEPS:-$budget}
 [ -n "$budget" ] && steps=(--total-steps "$budget")
 
-# step OUTPUT command…: runs the command with --out OUTPUT.partial, then
-# renames it, so that an output present is a finished one.
+# step OUTPUT command…: runs the command with --out OUTPUT.partial (its
+# output to OUTPUT.log), then renames it, so that an output present is a
+# finished one.
 step() {
   local target=$1; shift
   if [ -e "$target" ]; then echo "have $target"; return; fi
   rm -rf "$target.partial"
   echo "+ ${*@Q} --out ${target@Q}"
-  "$@" --out "$target.partial"
+  "$@" --out "$target.partial" | tee "$target.log"
   mv "$target.partial" "$target"
 }
 
@@ -93,6 +112,19 @@ if [ "$task" = instruct ]; then
     PROPRIO=$proprio STOP=clone DEMOS=100 EPOCHS=30 "$(dirname "$0")/instruct_pipeline.sh" "$seed" "$init"
   fi
   rl_args=(--config "$rl_config" --eval-config '{"split":"held_out"}' --init "$init")
+elif [ -n "${INIT:-}" ] || [ "$start" = clone ]; then
+  init=${INIT:-$work/clone}
+  if [ -z "${INIT:-}" ]; then
+    step "$work/clone.demos" "$proprio" demos --env "$env" "${config_args[@]}" --obs state \
+      --per-instruction "$clone_demos" --noise "$noise" --seed "$seed"
+    rows=$(grep -o '([0-9]* rows)' "$work/clone.demos.log" | tr -dc 0-9)
+    step "$init" "$proprio" train --algo bc --env "$env" "${config_args[@]}" \
+      --set "demos=$work/clone.demos" --set standardize_state=true --set "hidden=$hidden" \
+      --total-steps $((epochs * rows)) --seed "$seed" --threads 1
+  fi
+  # The clone reads the state raw (standardised in its weights): PPO keeps
+  # its reward normaliser but not the observation one.
+  rl_args+=(--init "$init" --set normalize_obs=false --set standardize_state=true --set critic_warmup=10)
 fi
 policies=() clip=$work/clip
 for ((round = 0; round < rounds; round++)); do

@@ -128,8 +128,9 @@ pub struct ManipConfig {
     /// the place of the split's choice of instruction and wording.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instruction: Option<String>,
-    /// instruct-v0: pay the staged dense reward of the instructed task
-    /// instead of the binary success reward (for actor-critic baselines).
+    /// Pay the task's staged dense reward (default, but instruct-v0's) or
+    /// the binary success reward (1 on success, else 0: the sparse control
+    /// a learned reward is measured against).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense_reward: Option<bool>,
 }
@@ -160,7 +161,7 @@ impl ManipConfig {
             control: Some(task.default_control()),
             cubes: instruct.then_some(task.cubes()),
             split: instruct.then_some(Split::Train),
-            dense_reward: instruct.then_some(false),
+            dense_reward: Some(!instruct),
             ..Self::default()
         }
     }
@@ -193,7 +194,7 @@ pub struct Settings {
     pub split: Split,
     /// The instruction a person typed, in every episode (instruct).
     pub typed: Option<Typed>,
-    /// Instruct pays the dense staged reward instead of the binary one.
+    /// The staged dense reward is paid, not the binary success one.
     pub dense_reward: bool,
 }
 
@@ -223,10 +224,9 @@ impl Settings {
             c.split.is_some(),
             c.instruction.is_some(),
         ];
-        if !instruct && (own_keys.contains(&true) || c.dense_reward.is_some()) {
+        if !instruct && own_keys.contains(&true) {
             return Err(
-                "cubes, split, instruction and dense_reward are keys of manipulation/instruct-v0 only"
-                    .into(),
+                "cubes, split and instruction are keys of manipulation/instruct-v0 only".into(),
             );
         }
         let cubes = c.cubes.unwrap_or(task.cubes());
@@ -253,7 +253,7 @@ impl Settings {
             cubes,
             split,
             typed,
-            dense_reward: c.dense_reward.unwrap_or(false),
+            dense_reward: c.dense_reward.unwrap_or(!instruct),
         })
     }
 }

@@ -9,7 +9,7 @@ pub const REACH: EnvEntry = EnvEntry {
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(50),
     physics_steps_per_step: 3,
-    reward: "1 - tanh(5 d) - 1 per step (d: TCP to goal, m); +1 on success",
+    reward: "1 - tanh(5 d) - 1 per step (d: TCP to goal, m); +1 on success; with dense_reward: false, 1 on success, else 0 (binary)",
     termination: "terminated on success (TCP within 2.5 cm of the goal); truncated after 50 steps (2.5 s) or on a physics blow-up (info blow_up: 1 non-finite, 2 left the workspace)",
     action_handling: ACTION_HANDLING,
 };
@@ -21,7 +21,7 @@ pub const PUSH_CUBE: EnvEntry = EnvEntry {
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(100),
     physics_steps_per_step: 3,
-    reward: "(reach + 2 place) / 3 - 1 per step, reach = 1 - tanh(5 |TCP - point behind the cube|), place = 1 - tanh(5 |cube - goal|_xy); +1 on success",
+    reward: "(reach + 2 place) / 3 - 1 per step, reach = 1 - tanh(5 |TCP - point behind the cube|), place = 1 - tanh(5 |cube - goal|_xy); +1 on success; with dense_reward: false, 1 on success, else 0 (binary)",
     termination: "terminated on success (cube centre within 10 cm of the goal, on the table); truncated after 100 steps (5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,
 };
@@ -33,7 +33,7 @@ pub const PICK_CUBE: EnvEntry = EnvEntry {
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(100),
     physics_steps_per_step: 3,
-    reward: "ManiSkill3's PickCube stages: (reach + grasped + grasped place + placed static) / 5 - 1 per step, reach = 1 - tanh(5 |TCP - cube|), grasped = both fingers touch and squeeze the cube, place = 1 - tanh(5 |cube - goal|), placed = grasped within 2.5 cm of the goal, static = 1 - tanh(5 |arm joint velocities|); 0 while the success condition holds, +1 on success",
+    reward: "ManiSkill3's PickCube stages: (reach + grasped + grasped place + placed static) / 5 - 1 per step, reach = 1 - tanh(5 |TCP - cube|), grasped = both fingers touch and squeeze the cube, place = 1 - tanh(5 |cube - goal|), placed = grasped within 2.5 cm of the goal, static = 1 - tanh(5 |arm joint velocities|); 0 while the success condition holds, +1 on success; with dense_reward: false, 1 on success, else 0 (binary)",
     termination: "terminated on success (held within 2.5 cm of the goal, arm still, for 0.25 s); truncated after 100 steps (5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,
 };
@@ -45,7 +45,7 @@ pub const STACK_CUBE: EnvEntry = EnvEntry {
     reward_range: (-1.0, 1.0),
     max_episode_steps: Some(150),
     physics_steps_per_step: 3,
-    reward: "ManiSkill3's StackCube stages: stage / 8 - 1 per step, stage = 2 reach before the grasp, 4 + place while A is grasped, 6 + (opening + rest) / 2 once A is on B; reach = 1 - tanh(5 |TCP - A|), place = 1 - tanh(5 |A - top of B|), opening = finger opening / widest (1 once released), rest = 1 - tanh(10 |v_A| + |w_A|); 0 while the success condition holds, +1 on success",
+    reward: "ManiSkill3's StackCube stages: stage / 8 - 1 per step, stage = 2 reach before the grasp, 4 + place while A is grasped, 6 + (opening + rest) / 2 once A is on B; reach = 1 - tanh(5 |TCP - A|), place = 1 - tanh(5 |A - top of B|), opening = finger opening / widest (1 once released), rest = 1 - tanh(10 |v_A| + |w_A|); 0 while the success condition holds, +1 on success; with dense_reward: false, 1 on success, else 0 (binary)",
     termination: "terminated on success (A on B, released and still, for 1 s); truncated after 150 steps (7.5 s) or on a physics blow-up (info blow_up)",
     action_handling: ACTION_HANDLING,
 };

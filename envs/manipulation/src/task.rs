@@ -177,7 +177,7 @@ pub(crate) fn outcome(
         distance,
     } = progress(s, p, task);
     if failure != BlowUp::None {
-        let binary = s.task == TaskKind::Instruct && !s.dense_reward;
+        let binary = !s.dense_reward;
         return StepResult {
             reward: if binary { 0.0 } else { -1.0 },
             success: false,
@@ -187,7 +187,7 @@ pub(crate) fn outcome(
     }
     task.held = if holds { task.held + 1 } else { 0 };
     let success = task.held >= hold_steps(s, task);
-    let binary = s.task == TaskKind::Instruct && !s.dense_reward;
+    let binary = !s.dense_reward;
     StepResult {
         reward: match (success, binary) {
             (true, _) => 1.0,

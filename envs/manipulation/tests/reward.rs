@@ -1,6 +1,7 @@
 //! The staged rewards of pick-cube and stack-cube on hand-placed states: each
 //! stage scores what the formula in `docs/envs.md` says, and no state scores
-//! above the stated maximum; instruct-v0's success test of every template.
+//! above the stated maximum; instruct-v0's success test of every template;
+//! the binary reward every task pays without `dense_reward`.
 
 #[path = "support/episodes.rs"]
 mod episodes;
@@ -281,6 +282,34 @@ fn scripted_episodes_pay_within_the_bounds() {
                 best[i] = best[i].max(r);
             }
         });
+    }
+}
+
+/// `dense_reward: false` turns every task's staged reward into the binary
+/// success one: the scripted expert's episodes pay 0 each step and 1 on
+/// the success that ends them, where the dense default pays in [−1, 0].
+#[test]
+fn without_the_dense_reward_only_success_pays() {
+    for id in [
+        "manipulation/reach-v0",
+        "manipulation/push-cube-v0",
+        "manipulation/pick-cube-v0",
+    ] {
+        for dense in [false, true] {
+            let config = json!({"physics": "kernel", "dense_reward": dense});
+            let mut successes = 0;
+            episodes::first_episodes(id, &config, 8, 5, |_, r, last| {
+                if last.is_some_and(|info| info.get("success") == Some(1.0)) {
+                    assert_eq!(r, 1.0, "{id} dense {dense}: success pays 1");
+                    successes += 1;
+                } else if dense {
+                    assert!((-1.0..=0.0).contains(&r), "{id}: dense reward {r}");
+                } else {
+                    assert_eq!(r, 0.0, "{id}: binary reward before success");
+                }
+            });
+            assert!(successes >= 6, "{id} dense {dense}: {successes} of 8");
+        }
     }
 }
 

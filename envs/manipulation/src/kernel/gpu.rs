@@ -246,7 +246,7 @@ impl GpuModel for KernelModel {
             u32::from(s.cube_symmetry),
             hold(TaskKind::PickCube),
             hold(TaskKind::StackCube),
-            u32::from(instruct && !s.dense_reward),
+            u32::from(!s.dense_reward),
             0,
             0,
             0,

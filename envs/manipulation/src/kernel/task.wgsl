@@ -406,7 +406,7 @@ fn control_step(i: u32) -> StepResult {
         }
     }
     let p = progress();
-    // instruct-v0 pays 1 on success and 0 otherwise unless `dense_reward`.
+    // Without `dense_reward` (instruct-v0's default) 1 on success, else 0.
     let binary = P.binary != 0u;
     var out = StepResult(select(-1.0, 0.0, binary), false, false, failure, failure != 0u);
     if (failure == 0u) {
