@@ -5,9 +5,9 @@
 # and the model refitted with that policy's frames and failed episodes → PPO
 # again, ROUNDS times.
 #   [PROPRIO=bin] [ROUNDS=1] [DEMOS=60] [TOTAL_STEPS=n] [CAMERAS=views]
-#   [CLIP_FRAMES=n] [CLIP_STEPS=n] [SHAPING=progress|increase] [OFFSET=x]
+#   [CLIP_FRAMES=n] [CLIP_STEPS=n] [SHAPING=progress|increase] [OFFSET=x] [WEIGHT=x]
 #   [START=scratch|clone] [INIT=run] [CLONE_DEMOS=n] [NOISE=x] [EPOCHS=n]
-#   [GAMMA=x] [GAE_LAMBDA=x]
+#   [GAMMA=x] [GAE_LAMBDA=x] [METHOD=progress|vlm-rm|roboclip|preference] [PIPELINE=dir]
 #   tools/learned_reward.sh TASK SEED OUT
 # TASK is reach, push, pick, stack or instruct. The last round's run lands at OUT
 # (`proprio eval --checkpoint OUT` measures the task's true success); the
@@ -20,7 +20,10 @@
 # a clone (INIT, else tools/instruct_pipeline.sh's clone of 100
 # demonstrations per instruction, 30 epochs) on the held-out instructions,
 # which neither the clone nor the reward model has seen. One round only: a
-# refit would learn the held-out instructions' frames.
+# refit would learn the held-out instructions' frames. Its reward is
+# weighted 0.01 (WEIGHT sets another): the recipe's PPO has no reward
+# normaliser and clips each update's value move to 0.2, so at −1 a step
+# (returns down to −78) its critic never reached the values in 300k steps.
 # START=clone (ReWiND's recipe: a policy pretrained on demonstrations, then
 # RL on the learned reward) makes reach, push, pick and stack start from a
 # clone of CLONE_DEMOS of the scripted expert's demonstrations read as state
@@ -30,17 +33,31 @@
 # defaults: push the reward model's own 60 demonstrations, 100 epochs; pick
 # and stack 200 with noise 0.05, 250 epochs (60 clean ones clone a pick that
 # succeeds 1% of the time). INIT names any run of the task's env instead.
+# METHOD runs one of the seeds' rewards in the progress model's place, on
+# the same CLIP and from the same start (one round; not instruct, whose
+# goal differs per episode): VLM-RM (goal − baseline projection, α 0.5,
+# −1 a step), RoboCLIP (the last frame against one scripted demonstration
+# filmed through the first camera) or preferences (a Bradley–Terry reward
+# learned online, the CLIP labelling pairs by the goal caption). PIPELINE
+# names the folder of the demonstrations, CLIP and clone (default
+# OUT.pipeline), so that the methods share one seed's.
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: tools/learned_reward.sh TASK SEED OUT (TASK: reach, push, pick, stack or instruct)" >&2; exit 2; }
 task=$1 seed=$2 out=$3
 [[ $seed =~ ^[0-9]+$ ]] || { echo "SEED must be a whole number, got '$seed'" >&2; exit 2; }
-rounds=${ROUNDS:-1}
+rounds=${ROUNDS:-1} method=${METHOD:-progress}
+[[ $method =~ ^(progress|vlm-rm|roboclip|preference)$ ]] ||
+  { echo "METHOD must be progress, vlm-rm, roboclip or preference, got '$method'" >&2; exit 2; }
+[ "$method" = progress ] || [ "$rounds" -eq 1 ] || { echo "METHOD=$method runs one round" >&2; exit 2; }
 # What each step pays: the progress read minus 1 (ReWiND's per-step reward
 # turned into a cost, like the tasks' own "−1 per step": the env's success
 # termination then ends the cost), or its increase (a potential difference).
 shaping=${SHAPING:-progress} offset=${OFFSET:--1}
 [[ $shaping =~ ^(progress|increase)$ ]] || { echo "SHAPING must be progress or increase, got '$shaping'" >&2; exit 2; }
 [[ $offset =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || { echo "OFFSET must be a number, got '$offset'" >&2; exit 2; }
+weight=${WEIGHT:-1}
+[ "$task" = instruct ] && weight=${WEIGHT:-0.01}
+[[ $weight =~ ^[0-9]*\.?[0-9]+$ && ! $weight =~ ^0*\.?0*$ ]] || { echo "WEIGHT must be a positive number, got '$weight'" >&2; exit 2; }
 demos=${DEMOS:-60}
 start=${START:-scratch}
 [[ $start =~ ^(scratch|clone)$ ]] || { echo "START must be scratch or clone, got '$start'" >&2; exit 2; }
@@ -52,21 +69,27 @@ start=${START:-scratch}
 # Reach trains 500k steps, not its recipe's 300k: on the learned reward a
 # seed was still rising at 300k (98 / 99 / 87%; 100 / 100 / 100% at 500k).
 views=front,hand frames=8192 clip_steps=600 budget='' fit=() rl_config=''
+# The CLIP's captions (envs/manipulation/src/captions.rs): the task's success
+# and, for VLM-RM's baseline, the start.
+goal='' baseline="the gripper is far from the red cube"
 clone_demos=$demos noise=0 epochs=100 hidden='[64,64]'
 case $task in
   reach) env=manipulation/reach-v0 config='' instruction="touch the green ball with the gripper"
+    goal="the gripper touches the green ball" baseline="the gripper is far from the green ball"
     views=hand,hand-side frames=12288 clip_steps=1000 budget=500000 ;;
-  push) env=manipulation/push-cube-v0 config='' instruction="push the red cube onto the green target" ;;
+  push) env=manipulation/push-cube-v0 config='' instruction="push the red cube onto the green target"
+    goal="the red cube is on the green target" ;;
   pick) env=manipulation/pick-cube-v0 config='{"control":"pd_ee_delta_pos","control_hz":10}'
-    instruction="pick up the cube and hold it at the goal"
+    instruction="pick up the cube and hold it at the goal" goal="the gripper holds the red cube at the green ball"
     clone_demos=200 noise=0.05 epochs=250 hidden='[128,128]' ;;
   stack) env=manipulation/stack-cube-v0 config='{"control":"pd_ee_delta_pos_yaw","control_hz":10}'
-    instruction="stack the red cube on the blue cube"
+    instruction="stack the red cube on the blue cube" goal="the red cube rests on the blue cube"
     clone_demos=200 noise=0.05 epochs=250 hidden='[128,128]' ;;
   instruct) env=manipulation/instruct-v0 config='{"control":"pd_ee_delta_pos_yaw"}' instruction=''
     rl_config='{"control":"pd_ee_delta_pos_yaw","split":"held_out"}' frames=12288 clip_steps=1000
     budget=300000 fit=(--mismatch 0 --scramble 0.2 --steps 4000)
-    [ "$rounds" -eq 1 ] || { echo "instruct runs one round (a refit would learn the held-out instructions' frames)" >&2; exit 2; } ;;
+    [ "$rounds" -eq 1 ] || { echo "instruct runs one round (a refit would learn the held-out instructions' frames)" >&2; exit 2; }
+    [ "$method" = progress ] || { echo "METHOD=$method takes one goal caption; instruct's goal differs per episode" >&2; exit 2; } ;;
   *) echo "unknown TASK '$task': reach, push, pick, stack or instruct" >&2; exit 2 ;;
 esac
 clone_demos=${CLONE_DEMOS:-$clone_demos} noise=${NOISE:-$noise} epochs=${EPOCHS:-$epochs}
@@ -95,7 +118,7 @@ if [ -z "${PROPRIO:-}" ]; then
 else
   proprio=$PROPRIO
 fi
-work=$out.pipeline
+work=${PIPELINE:-$out.pipeline}
 mkdir -p "$work"
 cameras=${CAMERAS:-$views}
 clip_frames=${CLIP_FRAMES:-$frames} clip_steps=${CLIP_STEPS:-$clip_steps}
@@ -116,8 +139,10 @@ step() {
   mv "$target.partial" "$target"
 }
 
-step "$work/train.demos" "$proprio" demos --env "$env" "${config_args[@]}" --obs rgb+state \
-  --camera "$cameras" --per-instruction "$demos" --seed "$seed"
+if [ "$method" = progress ]; then
+  step "$work/train.demos" "$proprio" demos --env "$env" "${config_args[@]}" --obs rgb+state \
+    --camera "$cameras" --per-instruction "$demos" --seed "$seed"
+fi
 step "$work/clip" "$proprio" reward-model fit-clip --env "$env" "${config_args[@]}" \
   --camera "$cameras" --scripted 0.5 --frames "$clip_frames" --steps "$clip_steps" --seed "$seed"
 # The RL env: the task's own, or for instruct the held-out instructions,
@@ -144,27 +169,48 @@ elif [ -n "${INIT:-}" ] || [ "$start" = clone ]; then
   rl_args+=(--init "$init" --set normalize_obs=false --set standardize_state=true --set critic_warmup=10)
 fi
 policies=() clip=$work/clip
-for ((round = 0; round < rounds; round++)); do
-  # A refit round refits the CLIP too, a quarter of its frames from the last
-  # round's learner under their true captions: on push the head refitted
-  # alone still read that learner's hand-at-the-target frames as progress.
-  if ((round > 0)); then
-    clip=$work/clip$round
-    step "$clip" "$proprio" reward-model fit-clip --env "$env" "${config_args[@]}" \
-      --camera "$cameras" --scripted 0.5 --checkpoint "${policies[-1]}" --policy-share 0.25 \
-      --frames "$clip_frames" --steps "$clip_steps" --seed "$seed"
-  fi
-  model=$work/progress$round
-  named=()
-  [ -n "$instruction" ] && named=(--instruction "$instruction")
-  step "$model" "$proprio" reward-model fit-progress --demos "$work/train.demos" --clip "$clip" \
-    "${named[@]}" "${fit[@]}" --seed "$seed" "${policies[@]}"
-  printf 'kind = "progress"\nmodel = "%s"\ncamera = "%s"\nshaping = "%s"\noffset = %s\n' \
-    "$(realpath "$model")" "$cameras" "$shaping" "$offset" >"$work/reward$round.toml"
-  run=$work/rl$round
-  [ $((round + 1)) -eq "$rounds" ] && run=$out
-  step "$run" "$proprio" train --env "$env" "${rl_args[@]}" --reward "$work/reward$round.toml" \
+if [ "$method" != progress ]; then
+  reward=$work/$method.toml
+  case $method in
+    vlm-rm) printf 'kind = "vlm-rm"\nmodel = "%s"\ngoal = "%s"\nbaseline = "%s"\nalpha = 0.5\ncamera = "%s"\noffset = -1\n' \
+      "$(realpath "$clip")" "$goal" "$baseline" "$cameras" >"$reward" ;;
+    roboclip)
+      view=${cameras%%,*}
+      if [ ! -e "$work/demo.gif" ]; then
+        "$proprio" record --env "$env" "${config_args[@]}" --policy scripted --camera "$view" --image-size 64 \
+          --no-overlay --seed "$seed" --out "$work/demo.gif.partial.gif"
+        mv "$work/demo.gif.partial.gif" "$work/demo.gif"
+      fi
+      printf 'kind = "roboclip"\nmodel = "%s"\ndemo = "%s"\npooling = "last"\ncamera = "%s"\n' \
+        "$(realpath "$clip")" "$(realpath "$work/demo.gif")" "$view" >"$reward" ;;
+    preference) printf 'kind = "preference"\nmodel = "%s"\nlabeller = "clip"\ngoal = "%s"\ncamera = "%s"\n' \
+      "$(realpath "$clip")" "$goal" "$cameras" >"$reward" ;;
+  esac
+  step "$out" "$proprio" train --env "$env" "${rl_args[@]}" --reward "$reward" \
     --seed "$seed" --threads 1 "${steps[@]}" "${ppo_set[@]}"
-  policies+=(--policy "$run")
-done
+else
+  for ((round = 0; round < rounds; round++)); do
+    # A refit round refits the CLIP too, a quarter of its frames from the last
+    # round's learner under their true captions: on push the head refitted
+    # alone still read that learner's hand-at-the-target frames as progress.
+    if ((round > 0)); then
+      clip=$work/clip$round
+      step "$clip" "$proprio" reward-model fit-clip --env "$env" "${config_args[@]}" \
+        --camera "$cameras" --scripted 0.5 --checkpoint "${policies[-1]}" --policy-share 0.25 \
+        --frames "$clip_frames" --steps "$clip_steps" --seed "$seed"
+    fi
+    model=$work/progress$round
+    named=()
+    [ -n "$instruction" ] && named=(--instruction "$instruction")
+    step "$model" "$proprio" reward-model fit-progress --demos "$work/train.demos" --clip "$clip" \
+      "${named[@]}" "${fit[@]}" --seed "$seed" "${policies[@]}"
+    printf 'kind = "progress"\nmodel = "%s"\ncamera = "%s"\nshaping = "%s"\noffset = %s\nweight = %s\n' \
+      "$(realpath "$model")" "$cameras" "$shaping" "$offset" "$weight" >"$work/reward$round.toml"
+    run=$work/rl$round
+    [ $((round + 1)) -eq "$rounds" ] && run=$out
+    step "$run" "$proprio" train --env "$env" "${rl_args[@]}" --reward "$work/reward$round.toml" \
+      --seed "$seed" --threads 1 "${steps[@]}" "${ppo_set[@]}"
+    policies+=(--policy "$run")
+  done
+fi
 "$proprio" eval --checkpoint "$out" --episodes 100 --seed 21 --json
