@@ -176,11 +176,8 @@ if [ "$method" != progress ]; then
       "$(realpath "$clip")" "$goal" "$baseline" "$cameras" >"$reward" ;;
     roboclip)
       view=${cameras%%,*}
-      if [ ! -e "$work/demo.gif" ]; then
-        "$proprio" record --env "$env" "${config_args[@]}" --policy scripted --camera "$view" --image-size 64 \
-          --no-overlay --seed "$seed" --out "$work/demo.gif.partial.gif"
-        mv "$work/demo.gif.partial.gif" "$work/demo.gif"
-      fi
+      step "$work/demo.gif" "$proprio" record --env "$env" "${config_args[@]}" --policy scripted --camera "$view" \
+        --image-size 64 --no-overlay --seed "$seed"
       printf 'kind = "roboclip"\nmodel = "%s"\ndemo = "%s"\npooling = "last"\ncamera = "%s"\n' \
         "$(realpath "$clip")" "$(realpath "$work/demo.gif")" "$view" >"$reward" ;;
     preference) printf 'kind = "preference"\nmodel = "%s"\nlabeller = "clip"\ngoal = "%s"\ncamera = "%s"\n' \
