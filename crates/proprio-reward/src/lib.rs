@@ -30,6 +30,7 @@ pub use roboclip::{RoboClip, read_video};
 pub use vlm_rm::VlmRm;
 pub use wrapper::{
     MODEL_RETURN, MODEL_REWARD, Mix, ModelReward, RewardCost, RewardHead, SharedHead, TASK_REWARD,
+    Watch,
 };
 
 /// The module `init` builds, its initial weights drawn from `device`'s

@@ -6,7 +6,7 @@
 
 use crate::clip::{ClipModel, Embeddings};
 use crate::config::Pooling;
-use crate::wrapper::{RewardHead, StepFrames};
+use crate::wrapper::{RewardHead, StepFrames, Watch};
 use crate::{Result, RewardError};
 use image::{AnimationDecoder, RgbImage};
 use std::path::Path;
@@ -103,6 +103,13 @@ pub fn read_video(path: &Path) -> Result<Vec<RgbImage>> {
 }
 
 impl RewardHead for RoboClip {
+    fn watch(&self) -> Watch {
+        match self.pooling {
+            Pooling::Mean => Watch::EveryStep,
+            Pooling::Last => Watch::EpisodeEnds,
+        }
+    }
+
     fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
         let dim = self.demo.len();
         let (embeddings, done) = (step.embeddings, step.done);

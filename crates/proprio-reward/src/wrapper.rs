@@ -43,8 +43,24 @@ pub struct StepFrames<'a> {
     pub instructions: Option<(&'a Embeddings, &'a [usize])>,
 }
 
+/// Which steps' frames a head reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watch {
+    /// Every step's: the wrapper renders and embeds every env after every step.
+    EveryStep,
+    /// Only the frame an episode ends on: the other steps are neither
+    /// rendered nor embedded, and the head pays them 0.
+    EpisodeEnds,
+}
+
 /// Turns a batch of frame embeddings into model rewards.
 pub trait RewardHead: Send {
+    /// Which frames the head needs; a head that reads only episodes' last
+    /// frames spares the wrapper rendering and embedding the rest.
+    fn watch(&self) -> Watch {
+        Watch::EveryStep
+    }
+
     /// Writes the model reward of each env of `step.envs` into `out` (same order).
     fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()>;
 
@@ -152,6 +168,9 @@ pub struct ModelReward<V> {
     stepped: Vec<usize>,
     done: Vec<bool>,
     scores: Vec<f32>,
+    watched: Vec<usize>,
+    watched_done: Vec<bool>,
+    watched_scores: Vec<f32>,
     task: Vec<f32>,
     model_return: Vec<f64>,
 }
@@ -198,6 +217,9 @@ impl<V: VecEnv> ModelReward<V> {
             stepped: Vec::with_capacity(n),
             done: Vec::with_capacity(n),
             scores: Vec::with_capacity(n),
+            watched: Vec::with_capacity(n),
+            watched_done: Vec::with_capacity(n),
+            watched_scores: Vec::with_capacity(n),
             task: Vec::with_capacity(n),
             model_return: vec![0.0; n],
         })
@@ -213,12 +235,29 @@ impl<V: VecEnv> ModelReward<V> {
         &self.clip
     }
 
-    /// Renders the stepped envs, embeds them, and pays each the head's reward.
+    /// Renders the stepped envs the head watches, embeds them, and pays each
+    /// the head's reward (0 from the model for those it does not watch).
     fn score(&mut self) -> proprio::Result<()> {
-        let envs = &self.stepped;
-        if envs.is_empty() {
-            return Ok(());
+        let watch = self.head.lock().watch();
+        self.watched.clear();
+        self.watched_done.clear();
+        for (&i, &done) in self.stepped.iter().zip(&self.done) {
+            if done || watch == Watch::EveryStep {
+                self.watched.push(i);
+                self.watched_done.push(done);
+            }
         }
+        self.scores.clear();
+        self.scores.resize(self.stepped.len(), 0.0);
+        if !self.watched.is_empty() {
+            self.score_watched()?;
+        }
+        self.pay()
+    }
+
+    /// Renders and embeds the watched envs and asks the head for their rewards.
+    fn score_watched(&mut self) -> proprio::Result<()> {
+        let envs = &self.watched;
         let start = Instant::now();
         let count = envs.len();
         let side = self.clip.config().vision_config.image_size as u32;
@@ -257,15 +296,16 @@ impl<V: VecEnv> ModelReward<V> {
                 .read(&self.clip, &batch.obs, batch.obs_dim, envs)
                 .map_err(|e| Error::Backend(e.to_string()))?;
         }
-        self.scores.resize(count, 0.0);
         self.task.clear();
-        let batch = self.inner.batch_mut();
+        let batch = self.inner.batch();
         self.task.extend(envs.iter().map(|&i| batch.reward[i]));
+        self.watched_scores.clear();
+        self.watched_scores.resize(count, 0.0);
         let step = StepFrames {
             embeddings,
             views: &all,
             envs,
-            done: &self.done,
+            done: &self.watched_done,
             task: &self.task,
             pixels: &self.pixels,
             side,
@@ -273,7 +313,7 @@ impl<V: VecEnv> ModelReward<V> {
         };
         self.head
             .lock()
-            .rewards(&step, &mut self.scores)
+            .rewards(&step, &mut self.watched_scores)
             .map_err(|e| Error::Backend(e.to_string()))?;
         let mut cost = self
             .head
@@ -285,7 +325,19 @@ impl<V: VecEnv> ModelReward<V> {
         cost.render_seconds += render_s;
         cost.embed_seconds += (Instant::now() - start).as_secs_f64() - render_s;
         drop(cost);
-        for (k, &i) in envs.iter().enumerate() {
+        let mut watched = envs.iter().zip(&self.watched_scores).peekable();
+        for (&i, score) in self.stepped.iter().zip(&mut self.scores) {
+            if let Some((_, &s)) = watched.next_if(|&(&w, _)| w == i) {
+                *score = s;
+            }
+        }
+        Ok(())
+    }
+
+    /// Mixes each stepped env's model reward into its reward and info.
+    fn pay(&mut self) -> proprio::Result<()> {
+        let batch = self.inner.batch_mut();
+        for (k, &i) in self.stepped.iter().enumerate() {
             let (model, task) = (self.scores[k], batch.reward[i]);
             if !model.is_finite() {
                 return Err(Error::Backend(format!(

@@ -14,10 +14,10 @@ use proprio::render::{
 use proprio::serde_json::Value;
 use proprio::wrappers::SameStepAutoreset;
 use proprio::{AutoresetMode, Scene, VecEnv, VecOptions};
-use proprio_reward::clip::ClipModel;
+use proprio_reward::clip::{ClipModel, Embeddings};
 use proprio_reward::{
-    MODEL_RETURN, MODEL_REWARD, ModelReward, RewardConfig, RewardKind, TASK_REWARD, VlmRm,
-    model_reward,
+    Demo, MODEL_RETURN, MODEL_REWARD, ModelReward, Pooling, RewardConfig, RewardKind, TASK_REWARD,
+    VlmRm, model_reward,
 };
 use std::path::PathBuf;
 
@@ -73,10 +73,8 @@ fn same_step_cartpoles(
     Some(SameStepAutoreset::new(wrapper).unwrap())
 }
 
-/// The VLM-RM scores of what each env of `venv` shows now through `cameras`
-/// (the unit mean of the views' embeddings), computed without the wrapper.
-fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig, cameras: &[&str]) -> Vec<f32> {
-    let clip = ClipModel::load(&tiny(), &Device::flex()).unwrap();
+/// What each env of `venv` shows now through `camera`, embedded by the tiny CLIP (one row per env).
+fn embed_view(venv: &dyn VecEnv, clip: &ClipModel, camera: &str) -> Embeddings {
     let side = clip.config().vision_config.image_size as u32;
     let mut renderer = Renderer::new(RenderConfig {
         width: side,
@@ -88,17 +86,22 @@ fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig, cameras: &[&str]) -
     for (i, scene) in scenes.iter_mut().enumerate() {
         venv.scene(i, scene).unwrap();
     }
-    let n = scenes.len();
+    let mut frames = Frames::default();
+    renderer
+        .render(&scenes, camera, false, &mut frames)
+        .unwrap();
+    clip.embed_frames(&frames.rgb, scenes.len(), side as usize, side as usize, 3)
+        .unwrap()
+}
+
+/// The VLM-RM scores of what each env of `venv` shows now through `cameras`
+/// (the unit mean of the views' embeddings), computed without the wrapper.
+fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig, cameras: &[&str]) -> Vec<f32> {
+    let clip = ClipModel::load(&tiny(), &Device::flex()).unwrap();
     let dim = clip.config().projection_dim;
-    let mut mean = vec![0.0f32; n * dim];
+    let mut mean = vec![0.0f32; venv.num_envs() * dim];
     for camera in cameras {
-        let mut frames = Frames::default();
-        renderer
-            .render(&scenes, camera, false, &mut frames)
-            .unwrap();
-        let view = clip
-            .embed_frames(&frames.rgb, n, side as usize, side as usize, 3)
-            .unwrap();
+        let view = embed_view(venv, &clip, camera);
         mean.iter_mut().zip(&view.values).for_each(|(m, v)| *m += v);
     }
     let RewardKind::VlmRm {
@@ -118,6 +121,12 @@ fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig, cameras: &[&str]) -
             vlm.score(&unit)
         })
         .collect()
+}
+
+/// The cosine similarity of two vectors.
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
+    dot(a, b) / (dot(a, a) * dot(b, b)).sqrt()
 }
 
 #[test]
@@ -210,6 +219,61 @@ fn same_step_autoreset_keeps_the_last_frame_and_reports_the_model_return() {
         }
     }
     panic!("no episode ended in 200 steps");
+}
+
+#[test]
+fn last_frame_roboclip_renders_only_the_frames_episodes_end_on() {
+    let goal = "a pole balanced upright";
+    let reward = RewardConfig {
+        model: Some(tiny()),
+        ..RewardConfig::new(RewardKind::Roboclip {
+            demo: Demo::Text(goal.into()),
+            pooling: Pooling::Last,
+        })
+    };
+    let Some(mut venv) = cartpoles(2, &reward) else {
+        return;
+    };
+    let clip = ClipModel::load(&tiny(), &Device::flex()).unwrap();
+    let text = clip.embed_texts(&[goal]).unwrap();
+    venv.reset(Some(3), None).unwrap();
+    let (mut steps, mut ended) = (0, 0);
+    // Env 0 is pushed right and topples within a few dozen steps; env 1 is
+    // rocked and outlives it, so most steps end no episode.
+    for t in 0..200 {
+        venv.step(&[1.0, (t % 2) as f32]).unwrap();
+        let shown = embed_view(&venv, &clip, "default");
+        let b = venv.batch();
+        for i in 0..2 {
+            // Next-step autoreset: the step after an end only starts the next episode.
+            let Some(model) = b.infos[i].get(MODEL_REWARD) else {
+                continue;
+            };
+            steps += 1;
+            if b.done(i) {
+                ended += 1;
+                let expected = cosine(shown.row(i), text.row(0));
+                assert!(
+                    (model as f32 - expected).abs() < 1e-5,
+                    "env {i}: {model} vs the last frame's similarity {expected}"
+                );
+            } else {
+                assert_eq!(model, 0.0, "RoboCLIP pays only an episode's end");
+            }
+        }
+        if ended >= 2 {
+            break;
+        }
+    }
+    assert!(
+        ended >= 2 && steps > 10 * ended,
+        "{ended} ends in {steps} steps"
+    );
+    assert_eq!(
+        venv.cost().frames,
+        ended,
+        "only the frames episodes end on are rendered and embedded"
+    );
 }
 
 #[test]
