@@ -141,6 +141,43 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
     assert!(report["mean_model_return"].is_number());
 }
 
+/// A resumed run's `reward_share` is the reward's share of the resumed
+/// session's time: its cost counters start again with the process, so
+/// dividing by the run's whole time (here an earlier session made to last
+/// 10⁶ s, its checkpoint resealed) would read about 0.
+#[test]
+fn a_resumed_runs_reward_share_is_over_its_own_session() {
+    let dir = Scratch::new("cli-reward-resume");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    let reward = write(
+        &dir,
+        "reward.toml",
+        &format!("kind = \"vlm-rm\"\nmodel = \"{fixture}\"\ngoal = \"a pole upright\"\n"),
+    );
+    let run = dir.join("run");
+    if !train_on_reward(&reward, &run) {
+        return;
+    }
+    let state = run.join("checkpoint/state.json");
+    let mut saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    saved["elapsed_s"] = 1e6.into();
+    std::fs::write(&state, saved.to_string()).unwrap();
+    proprio_learn::run::integrity::seal(&run.join("checkpoint")).unwrap();
+    let resumed = proprio(&[
+        "train",
+        "--resume",
+        run.to_str().unwrap(),
+        "--total-steps",
+        "512",
+    ]);
+    assert_success(&resumed);
+    let metrics = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
+    assert!(last["time_s"].as_f64().unwrap() > 1e6, "{last}");
+    let share = last["reward_share"].as_f64().unwrap();
+    assert!(share > 1e-3 && share < 1.0, "{last}");
+}
+
 /// `train --device wgpu` runs the reward model's CLIP on wgpu too (lavapipe
 /// in CI), and it pays what the CPU's pays: the same checkpoint evaluated
 /// with `--device cpu` reads the same model returns.

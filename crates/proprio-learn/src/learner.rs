@@ -177,7 +177,7 @@ pub fn train(
         row.insert("time_s".into(), json!(elapsed));
         row.insert("sps".into(), json!(step as f64 / elapsed.max(1e-9)));
         learner.metrics(&mut row);
-        record_reward_cost(learner.reward_head(), &mut row, elapsed);
+        record_reward_cost(learner.reward_head(), &mut row, run.session_elapsed());
         if done || step >= eval_at {
             // Saved first: evaluation pays the reward model the checkpoint holds.
             save(learner, run)?;

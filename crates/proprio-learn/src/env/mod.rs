@@ -320,7 +320,8 @@ impl TrainEnv {
 /// Adds what the reward model has cost so far to a metrics row: mean
 /// milliseconds per scored batch rendering (`reward_render_ms`) and
 /// embedding (`reward_embed_ms`), and their share of the `elapsed` seconds
-/// of training (`reward_share`). Nothing without a reward model.
+/// of training in this session (`reward_share`; the cost counters start
+/// with the process, a resumed one too). Nothing without a reward model.
 pub fn record_reward_cost(head: Option<&SharedHead>, row: &mut Map<String, Value>, elapsed: f64) {
     let Some(cost) = head.map(SharedHead::cost) else {
         return;

@@ -251,6 +251,11 @@ impl Run {
         self.elapsed_before + self.started.elapsed().as_secs_f64()
     }
 
+    /// Wall-clock seconds of this session alone (since the run was made or resumed).
+    pub fn session_elapsed(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
     /// The directory holding the latest checkpoint.
     pub fn checkpoint_dir(&self) -> PathBuf {
         self.dir.join(CHECKPOINT)
