@@ -38,7 +38,8 @@
 # goal differs per episode): VLM-RM (goal − baseline projection, α 0.5,
 # −1 a step), RoboCLIP (the last frame against one scripted demonstration
 # filmed through the first camera) or preferences (a Bradley–Terry reward
-# learned online, the CLIP labelling pairs by the goal caption). PIPELINE
+# learned online, the CLIP labelling 100 pairs by the goal caption every
+# 50,000 steps). PIPELINE
 # names the folder of the demonstrations, CLIP and clone (default
 # OUT.pipeline), so that the methods share one seed's.
 set -euo pipefail
@@ -180,7 +181,9 @@ if [ "$method" != progress ]; then
         --image-size 64 --no-overlay --seed "$seed"
       printf 'kind = "roboclip"\nmodel = "%s"\ndemo = "%s"\npooling = "last"\ncamera = "%s"\n' \
         "$(realpath "$clip")" "$(realpath "$work/demo.gif")" "$view" >"$reward" ;;
-    preference) printf 'kind = "preference"\nmodel = "%s"\nlabeller = "clip"\ngoal = "%s"\ncamera = "%s"\n' \
+    # 100 pairs every 50,000 steps: each refit passes over every label so
+    # far, and the default's 100 rounds of 5,000 steps grew too slow to run.
+    preference) printf 'kind = "preference"\nmodel = "%s"\nlabeller = "clip"\ngoal = "%s"\ncamera = "%s"\nqueries = 100\nquery_every = 50000\n' \
       "$(realpath "$clip")" "$goal" "$cameras" >"$reward" ;;
   esac
   step "$out" "$proprio" train --env "$env" "${rl_args[@]}" --reward "$reward" \
