@@ -55,6 +55,16 @@ fn embed_prints_clip_embeddings_and_refuses_bad_inputs() {
     );
 }
 
+/// A VLM-RM reward on the tiny CLIP ("a pole upright"), written into `dir`; returns its path.
+fn vlm_rm_reward(dir: &std::path::Path) -> String {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
+    write(
+        dir,
+        "reward.toml",
+        &format!("kind = \"vlm-rm\"\nmodel = \"{fixture}\"\ngoal = \"a pole upright\"\n"),
+    )
+}
+
 /// Trains cart-pole briefly on the reward `reward` (a TOML file) into `run`;
 /// false when skipped for want of a wgpu adapter (unless `PROPRIO_REQUIRE_GPU`).
 fn train_on_reward(reward: &str, run: &std::path::Path) -> bool {
@@ -108,17 +118,12 @@ fn eval_json(run: &std::path::Path, extra: &[&str]) -> Value {
 #[test]
 fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
     let dir = Scratch::new("cli-reward");
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
     let bad = write(&dir, "bad.toml", "kind = \"vlm-rm\"\nalpha = 0.3\n");
     assert_one_line_error(
         &proprio(&["train", "--env", "classic/cartpole-v1", "--reward", &bad]),
         "needs goal",
     );
-    let reward = write(
-        &dir,
-        "reward.toml",
-        &format!("kind = \"vlm-rm\"\nmodel = \"{fixture}\"\ngoal = \"a pole upright\"\n"),
-    );
+    let reward = vlm_rm_reward(&dir);
     let run = dir.join("run");
     if !train_on_reward(&reward, &run) {
         return;
@@ -148,12 +153,7 @@ fn train_on_a_vision_language_reward_and_eval_reports_both_returns() {
 #[test]
 fn a_resumed_runs_reward_share_is_over_its_own_session() {
     let dir = Scratch::new("cli-reward-resume");
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
-    let reward = write(
-        &dir,
-        "reward.toml",
-        &format!("kind = \"vlm-rm\"\nmodel = \"{fixture}\"\ngoal = \"a pole upright\"\n"),
-    );
+    let reward = vlm_rm_reward(&dir);
     let run = dir.join("run");
     if !train_on_reward(&reward, &run) {
         return;
@@ -184,12 +184,7 @@ fn a_resumed_runs_reward_share_is_over_its_own_session() {
 #[test]
 fn a_reward_model_runs_on_the_runs_network_device() {
     let dir = Scratch::new("cli-reward-wgpu");
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/clip-tiny");
-    let reward = write(
-        &dir,
-        "reward.toml",
-        &format!("kind = \"vlm-rm\"\nmodel = \"{fixture}\"\ngoal = \"a pole upright\"\n"),
-    );
+    let reward = vlm_rm_reward(&dir);
     let run = dir.join("run");
     let ppo = [
         "--device",
