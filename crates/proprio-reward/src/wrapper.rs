@@ -168,6 +168,8 @@ pub struct ModelReward<V> {
     stepped: Vec<usize>,
     done: Vec<bool>,
     scores: Vec<f32>,
+    /// The head's [`RewardHead::watch`], read once: a head's needs do not change.
+    watch: Watch,
     watched: Vec<usize>,
     watched_done: Vec<bool>,
     watched_scores: Vec<f32>,
@@ -198,6 +200,7 @@ impl<V: VecEnv> ModelReward<V> {
             ));
         }
         let n = inner.num_envs();
+        let watch = head.watch();
         let instructions = Instructions::new(&inner.spec().observation_space, head.text_reading());
         let side = clip.config().vision_config.image_size as u32;
         let frames = source
@@ -217,6 +220,7 @@ impl<V: VecEnv> ModelReward<V> {
             stepped: Vec::with_capacity(n),
             done: Vec::with_capacity(n),
             scores: Vec::with_capacity(n),
+            watch,
             watched: Vec::with_capacity(n),
             watched_done: Vec::with_capacity(n),
             watched_scores: Vec::with_capacity(n),
@@ -238,7 +242,7 @@ impl<V: VecEnv> ModelReward<V> {
     /// Renders the stepped envs the head watches, embeds them, and pays each
     /// the head's reward (0 from the model for those it does not watch).
     fn score(&mut self) -> proprio::Result<()> {
-        let watch = self.head.lock().watch();
+        let watch = self.watch;
         self.watched.clear();
         self.watched_done.clear();
         for (&i, &done) in self.stepped.iter().zip(&self.done) {
