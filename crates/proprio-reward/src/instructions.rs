@@ -1,12 +1,14 @@
 //! The instruction each env's observation carries (an env whose episodes
 //! each draw one, like `manipulation/instruct-v0`), embedded by the reward's
 //! CLIP once per distinct instruction: a progress model then reads every
-//! env under its own episode's instruction.
+//! env under its own episode's instruction, and a goal-caption head
+//! (VLM-RM, RoboCLIP) scores it against that instruction's caption.
 
 use crate::clip::{ClipModel, Embeddings, TextReading};
 use crate::{Result, RewardError};
 use proprio::Space;
 use proprio_text::ClipTokenizer;
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Every instruction seen so far, embedded, and each stepped env's row.
@@ -20,17 +22,40 @@ pub struct Instructions {
     embedded: Embeddings,
     /// How they are embedded.
     reading: TextReading,
+    /// Where each instruction is embedded as its goal caption instead: the
+    /// instructions as the tokenizer reads them back, with their captions.
+    goals: Option<BTreeMap<String, String>>,
     /// Per env of the last [`Instructions::read`], its instruction's row.
     rows: Vec<usize>,
 }
 
 impl Instructions {
     /// Reads the first token part of observations of `space`, each
-    /// instruction embedded as `reading` says; `None` if it has none.
-    pub fn new(space: &Space, reading: TextReading) -> Option<Self> {
+    /// instruction embedded as `reading` says, or as its caption in `goals`
+    /// where given; `None` if it has none.
+    pub fn new(
+        space: &Space,
+        reading: TextReading,
+        goals: Option<&BTreeMap<String, String>>,
+    ) -> Option<Self> {
         let columns = space.token_parts().into_iter().next()?;
+        let tokenizer = ClipTokenizer::openai(columns.len());
+        // Keyed as a decoded observation reads (lower case, spaces collapsed).
+        let goals = goals.map(|goals| {
+            goals
+                .iter()
+                .map(|(instruction, goal)| {
+                    let ids = tokenizer.encode(instruction);
+                    let read = tokenizer
+                        .decode(&ids)
+                        .unwrap_or_else(|| instruction.clone());
+                    (read, goal.clone())
+                })
+                .collect()
+        });
         Some(Self {
-            tokenizer: ClipTokenizer::openai(columns.len()),
+            tokenizer,
+            goals,
             columns,
             seen: Vec::new(),
             embedded: Embeddings {
@@ -64,6 +89,14 @@ impl Instructions {
                             "env {env}'s instruction holds ids outside CLIP's vocabulary: {as_ids:?}"
                         ))
                     })?;
+                    let text = match &self.goals {
+                        None => text,
+                        Some(goals) => goals.get(&text).cloned().ok_or_else(|| {
+                            RewardError::Input(format!(
+                                "the reward's goals give no caption for env {env}'s instruction \"{text}\""
+                            ))
+                        })?,
+                    };
                     fresh.push(text);
                     self.seen.push(ids.to_vec());
                     self.seen.len() - 1
@@ -142,7 +175,7 @@ mod tests {
     #[test]
     fn each_env_reads_its_own_instruction_embedded_once() {
         let clip = clip();
-        let mut instructions = Instructions::new(&space(), TextReading::Sentence).unwrap();
+        let mut instructions = Instructions::new(&space(), TextReading::Sentence, None).unwrap();
         let obs = obs_rows(["pick up the red cube", "push the blue cube to the left"]);
         instructions.read(&clip, &obs, 14, &[1, 0]).unwrap();
         let (embedded, rows) = instructions.last();
@@ -164,9 +197,34 @@ mod tests {
     }
 
     #[test]
+    fn with_goals_each_instruction_reads_as_its_caption_and_one_without_is_named() {
+        let clip = clip();
+        // Written as a person types it: capitals and spaces read as the env's words.
+        let goals = BTreeMap::from([(
+            "Pick up  the RED cube".to_string(),
+            "the gripper holds the red cube up".to_string(),
+        )]);
+        let mut instructions =
+            Instructions::new(&space(), TextReading::Sentence, Some(&goals)).unwrap();
+        let obs = obs_rows(["pick up the red cube", "push the blue cube to the left"]);
+        instructions.read(&clip, &obs, 14, &[0]).unwrap();
+        let caption = clip
+            .embed_texts(&["the gripper holds the red cube up"])
+            .unwrap();
+        assert_eq!(instructions.last().0.values, caption.values);
+        let error = instructions.read(&clip, &obs, 14, &[0, 1]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("env 1's instruction \"push the blue cube to the left\""),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn a_word_reading_gives_each_token_its_own_embedding() {
         let clip = clip();
-        let mut instructions = Instructions::new(&space(), TextReading::Words(10)).unwrap();
+        let mut instructions = Instructions::new(&space(), TextReading::Words(10), None).unwrap();
         let obs = obs_rows([
             "push the blue cube to the left",
             "push the blue cube to the right",
@@ -192,7 +250,7 @@ mod tests {
     #[test]
     fn ids_outside_the_vocabulary_are_an_error_and_no_tokens_no_reader() {
         let clip = clip();
-        let mut instructions = Instructions::new(&space(), TextReading::Sentence).unwrap();
+        let mut instructions = Instructions::new(&space(), TextReading::Sentence, None).unwrap();
         let mut obs = obs_rows(["pick up the red cube", "pick up the red cube"]);
         obs[17] = 1e6;
         let error = instructions.read(&clip, &obs, 14, &[1]).unwrap_err();
@@ -201,6 +259,6 @@ mod tests {
             low: vec![0.0],
             high: vec![1.0],
         };
-        assert!(Instructions::new(&state, TextReading::Sentence).is_none());
+        assert!(Instructions::new(&state, TextReading::Sentence, None).is_none());
     }
 }

@@ -23,11 +23,11 @@ mod roboclip;
 mod vlm_rm;
 mod wrapper;
 
-pub use config::{Demo, Labeller, Pooling, RewardConfig, RewardKind, Shaping};
+pub use config::{Demo, Goal, Labeller, Pooling, RewardConfig, RewardKind, Shaping};
 pub use error::{Result, RewardError};
 pub use make::{model_reward, reward_head};
 pub use roboclip::{RoboClip, read_video};
-pub use vlm_rm::VlmRm;
+pub use vlm_rm::{InstructedVlmRm, VlmRm};
 pub use wrapper::{
     MODEL_RETURN, MODEL_REWARD, Mix, ModelReward, RewardCost, RewardHead, SharedHead, TASK_REWARD,
     Watch,

@@ -1,12 +1,12 @@
 //! Builds the reward wrapper a [`RewardConfig`] describes.
 
 use crate::clip::ClipModel;
-use crate::config::{Demo, Labeller, RewardConfig, RewardKind, Shaping};
+use crate::config::{Demo, Goal, Labeller, RewardConfig, RewardKind, Shaping};
 use crate::preference::human::HumanDesk;
 use crate::preference::{self, PreferenceConfig, PreferenceHead, Schedule};
 use crate::progress::{Member, ProgressEnsemble, ProgressHead, ProgressModel};
 use crate::roboclip::{RoboClip, read_video};
-use crate::vlm_rm::VlmRm;
+use crate::vlm_rm::{InstructedVlmRm, VlmRm};
 use crate::wrapper::{Mix, ModelReward, RewardHead};
 use crate::{Result, RewardError};
 use burn::prelude::Device;
@@ -42,7 +42,7 @@ pub fn reward_head(
 ) -> Result<Box<dyn RewardHead>> {
     Ok(match &config.kind {
         RewardKind::VlmRm {
-            goal,
+            goal: Goal::Text(goal),
             baseline,
             alpha,
         } => {
@@ -50,10 +50,26 @@ pub fn reward_head(
             let texts = clip.embed_texts(&[goal, baseline])?;
             Box::new(VlmRm::new(texts.row(0), texts.row(1), *alpha)?)
         }
+        RewardKind::VlmRm {
+            goal: Goal::PerInstruction(goals),
+            baseline,
+            alpha,
+        } => {
+            let baseline = match baseline {
+                Some(text) => Some(clip.embed_texts(&[text])?.values),
+                None => None,
+            };
+            Box::new(InstructedVlmRm::new(goals.clone(), baseline, *alpha)?)
+        }
         RewardKind::Roboclip { demo, pooling } => {
             let demo = match demo {
                 Demo::Video(path) => RoboClip::embed_video(clip, &read_video(path)?, *pooling)?,
-                Demo::Text(text) => clip.embed_texts(&[text])?.values,
+                Demo::Text(Goal::Text(text)) => clip.embed_texts(&[text])?.values,
+                Demo::Text(Goal::PerInstruction(goals)) => {
+                    let dim = clip.config().projection_dim;
+                    let head = RoboClip::per_instruction(goals.clone(), dim, *pooling, num_envs);
+                    return Ok(Box::new(head));
+                }
             };
             Box::new(RoboClip::new(demo, *pooling, num_envs)?)
         }

@@ -2,18 +2,26 @@
 //! similarity of the episode's video embedding to a single demonstration's.
 //! With an image model (CLIP) the video embedding is a pooling of the frame
 //! embeddings; the demonstration is a video (its frames pooled the same way)
-//! or a text.
+//! or a text — one, or a caption per instruction for an env whose episodes
+//! each draw one.
 
 use crate::clip::{ClipModel, Embeddings};
 use crate::config::Pooling;
 use crate::wrapper::{RewardHead, StepFrames, Watch};
 use crate::{Result, RewardError};
 use image::{AnimationDecoder, RgbImage};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The RoboCLIP reward head: zero on every step but an episode's last.
 pub struct RoboClip {
+    /// The demonstration's unit embedding (empty with `goals`).
     demo: Vec<f32>,
+    /// Each instruction's caption: an env's demonstration is its own
+    /// episode's, embedded by the wrapper in the instruction's place.
+    goals: Option<BTreeMap<String, String>>,
+    /// Embedding length.
+    dim: usize,
     pooling: Pooling,
     /// Per env: the running sum (mean pooling) or the last frame's embedding.
     pooled: Vec<f32>,
@@ -31,9 +39,28 @@ impl RoboClip {
         let dim = demo.len();
         Ok(Self {
             demo: demo.iter().map(|x| x / norm).collect(),
+            goals: None,
+            dim,
             pooling,
             pooled: vec![0.0; num_envs * dim],
         })
+    }
+
+    /// A head comparing each env's episode with its instruction's caption in
+    /// `goals`, embedded in `dim` values.
+    pub fn per_instruction(
+        goals: BTreeMap<String, String>,
+        dim: usize,
+        pooling: Pooling,
+        num_envs: usize,
+    ) -> Self {
+        Self {
+            demo: Vec::new(),
+            goals: Some(goals),
+            dim,
+            pooling,
+            pooled: vec![0.0; num_envs * dim],
+        }
     }
 
     /// The demonstration's embedding: its frames embedded and pooled as
@@ -111,8 +138,23 @@ impl RewardHead for RoboClip {
     }
 
     fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
-        let dim = self.demo.len();
+        let dim = self.dim;
         let (embeddings, done) = (step.embeddings, step.done);
+        if embeddings.dim != dim {
+            return Err(RewardError::Input(format!(
+                "frames embed to {} values; the demonstration to {dim}",
+                embeddings.dim
+            )));
+        }
+        let captions = match (&self.goals, step.instructions) {
+            (None, _) => None,
+            (Some(_), Some(captions)) => Some(captions),
+            (Some(_), None) => {
+                return Err(RewardError::Input(
+                    "goals per instruction need envs that carry instructions".into(),
+                ));
+            }
+        };
         for (k, &i) in step.envs.iter().enumerate() {
             let pooled = &mut self.pooled[i * dim..(i + 1) * dim];
             let row = embeddings.row(k);
@@ -121,13 +163,12 @@ impl RewardHead for RoboClip {
                 Pooling::Last => pooled.copy_from_slice(row),
             }
             out[k] = if done[k] {
+                let demo = match captions {
+                    Some((captions, rows)) => captions.row(rows[k]),
+                    None => &self.demo,
+                };
                 let norm = pooled.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-                pooled
-                    .iter()
-                    .zip(&self.demo)
-                    .map(|(p, d)| p * d)
-                    .sum::<f32>()
-                    / norm
+                pooled.iter().zip(demo).map(|(p, d)| p * d).sum::<f32>() / norm
             } else {
                 0.0
             };
@@ -135,8 +176,12 @@ impl RewardHead for RoboClip {
         Ok(())
     }
 
+    fn instruction_goals(&self) -> Option<&BTreeMap<String, String>> {
+        self.goals.as_ref()
+    }
+
     fn restart(&mut self, env: usize) {
-        let dim = self.demo.len();
+        let dim = self.dim;
         self.pooled[env * dim..(env + 1) * dim].fill(0.0);
     }
 }
@@ -211,6 +256,31 @@ mod tests {
         score(&mut head, &[[1.0, 0.0]], &[0], &[false], &mut out);
         score(&mut head, &[[0.6, 0.8]], &[0], &[true], &mut out);
         assert!((out[0] - 0.8).abs() < 1e-6);
+    }
+
+    #[test]
+    fn per_instruction_each_episode_ends_against_its_own_caption() {
+        let mut head = RoboClip::per_instruction(BTreeMap::new(), 2, Pooling::Last, 2);
+        let frames = embeddings(&[[0.6, 0.8], [0.6, 0.8]]);
+        let captions = embeddings(&[[1.0, 0.0], [0.0, 1.0]]);
+        let mut step = StepFrames {
+            embeddings: &frames,
+            views: &frames,
+            envs: &[0, 1],
+            done: &[true, true],
+            task: &[0.0, 0.0],
+            pixels: &[],
+            side: 0,
+            instructions: Some((&captions, &[1, 0])),
+        };
+        let mut out = [0.0; 2];
+        head.rewards(&step, &mut out).unwrap();
+        assert!(
+            (out[0] - 0.8).abs() < 1e-6 && (out[1] - 0.6).abs() < 1e-6,
+            "{out:?}"
+        );
+        step.instructions = None;
+        assert!(head.rewards(&step, &mut out).is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 use crate::wrapper::{RewardHead, StepFrames};
 use crate::{Result, RewardError};
+use std::collections::BTreeMap;
 
 /// The goal-baseline projection of one goal, precomputed so a batch of image
 /// embeddings is scored with two dot products per image and no allocation.
@@ -93,6 +94,63 @@ impl RewardHead for VlmRm {
     fn restart(&mut self, _env: usize) {}
 }
 
+/// VLM-RM with a goal caption per instruction, for an env whose episodes
+/// each draw one: each env's frame is scored against its own episode's
+/// caption (embedded by the wrapper in the instruction's place), with one
+/// baseline for all.
+pub struct InstructedVlmRm {
+    goals: BTreeMap<String, String>,
+    /// The baseline's unit embedding; without one each goal is its own (α = 0).
+    baseline: Option<Vec<f32>>,
+    alpha: f32,
+    /// A scorer per instruction, in the wrapper's order of first sight.
+    scorers: Vec<VlmRm>,
+}
+
+impl InstructedVlmRm {
+    /// Scores each env against its instruction's caption in `goals`.
+    pub fn new(
+        goals: BTreeMap<String, String>,
+        baseline: Option<Vec<f32>>,
+        alpha: f32,
+    ) -> Result<Self> {
+        if alpha > 0.0 && baseline.is_none() {
+            return Err(RewardError::Input(format!(
+                "alpha = {alpha} projects onto goal − baseline: give a baseline too (or alpha = 0)"
+            )));
+        }
+        Ok(Self {
+            goals,
+            baseline,
+            alpha,
+            scorers: Vec::new(),
+        })
+    }
+}
+
+impl RewardHead for InstructedVlmRm {
+    fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
+        let (captions, rows) = step.instructions.ok_or_else(|| {
+            RewardError::Input("goals per instruction need envs that carry instructions".into())
+        })?;
+        for row in self.scorers.len()..captions.len() {
+            let goal = captions.row(row);
+            let baseline = self.baseline.as_deref().unwrap_or(goal);
+            self.scorers.push(VlmRm::new(goal, baseline, self.alpha)?);
+        }
+        for (k, (&row, r)) in rows.iter().zip(out).enumerate() {
+            *r = self.scorers[row].score(step.embeddings.row(k));
+        }
+        Ok(())
+    }
+
+    fn restart(&mut self, _env: usize) {}
+
+    fn instruction_goals(&self) -> Option<&BTreeMap<String, String>> {
+        Some(&self.goals)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +223,52 @@ mod tests {
         reward.score_batch(&[s.clone(), g.clone()].concat(), &mut out);
         assert_eq!(out[0], reward.score(&s));
         assert!((out[1] - 1.0).abs() < 1e-6, "the goal itself scores 1");
+    }
+
+    #[test]
+    fn each_env_is_scored_against_its_own_instructions_goal() {
+        use crate::clip::Embeddings;
+        let captions = [unit(&[1.0, 0.2, 0.0]), unit(&[0.0, 1.0, 0.5])];
+        let baseline = unit(&[0.3, 0.3, 1.0]);
+        let frames = [
+            unit(&[0.9, 0.1, 0.2]),
+            unit(&[0.2, 0.8, 0.1]),
+            unit(&[0.5, 0.5, 0.5]),
+        ];
+        let rows = [1, 0, 1];
+        let (captions_e, frames_e) = (
+            Embeddings {
+                dim: 3,
+                values: captions.concat(),
+            },
+            Embeddings {
+                dim: 3,
+                values: frames.concat(),
+            },
+        );
+        let step = StepFrames {
+            embeddings: &frames_e,
+            views: &frames_e,
+            envs: &[0, 1, 2],
+            done: &[false; 3],
+            task: &[0.0; 3],
+            pixels: &[],
+            side: 0,
+            instructions: Some((&captions_e, &rows)),
+        };
+        let mut head = InstructedVlmRm::new(BTreeMap::new(), Some(baseline.clone()), 0.5).unwrap();
+        let mut out = [0.0; 3];
+        head.rewards(&step, &mut out).unwrap();
+        for k in 0..3 {
+            let expected = by_matrix(&frames[k], &captions[rows[k]], &baseline, 0.5);
+            assert!((out[k] - expected).abs() < 1e-5, "env {k}: {out:?}");
+        }
+        assert!(InstructedVlmRm::new(BTreeMap::new(), None, 0.5).is_err());
+        let no_instructions = StepFrames {
+            instructions: None,
+            ..step
+        };
+        assert!(head.rewards(&no_instructions, &mut out).is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::instructions::Instructions;
 use crate::{Result, RewardError};
 use proprio::render::{FrameClient, FrameSource, Frames};
 use proprio::{AutoresetMode, Batch, EnvSpec, Error, Phase, ResetOptions, Scene, State, VecEnv};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -39,7 +40,8 @@ pub struct StepFrames<'a> {
     /// Side of the square frames, pixels.
     pub side: usize,
     /// For an env whose observations carry an instruction: the embeddings of
-    /// every instruction seen so far and, per env of `envs`, its own's row.
+    /// every instruction seen so far (of its caption, for a head with
+    /// [`RewardHead::instruction_goals`]) and, per env of `envs`, its own's row.
     pub instructions: Option<(&'a Embeddings, &'a [usize])>,
 }
 
@@ -83,6 +85,13 @@ pub trait RewardHead: Send {
     /// ([`StepFrames::instructions`]) through the wrapper's CLIP.
     fn text_reading(&self) -> TextReading {
         TextReading::Sentence
+    }
+
+    /// For a head that scores each env against a caption of its own
+    /// episode's instruction: each instruction with its caption, which the
+    /// wrapper embeds in the instruction's place.
+    fn instruction_goals(&self) -> Option<&BTreeMap<String, String>> {
+        None
     }
 }
 
@@ -201,7 +210,15 @@ impl<V: VecEnv> ModelReward<V> {
         }
         let n = inner.num_envs();
         let watch = head.watch();
-        let instructions = Instructions::new(&inner.spec().observation_space, head.text_reading());
+        let space = &inner.spec().observation_space;
+        let goals = head.instruction_goals();
+        let instructions = Instructions::new(space, head.text_reading(), goals);
+        if goals.is_some() && instructions.is_none() {
+            return Err(RewardError::Input(format!(
+                "goals give a caption per instruction, but {}'s observations carry no instruction: give one goal",
+                inner.spec().id
+            )));
+        }
         let side = clip.config().vision_config.image_size as u32;
         let frames = source
             .attach(side)

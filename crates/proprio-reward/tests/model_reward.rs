@@ -16,9 +16,11 @@ use proprio::wrappers::SameStepAutoreset;
 use proprio::{AutoresetMode, Scene, VecEnv, VecOptions};
 use proprio_reward::clip::{ClipModel, Embeddings};
 use proprio_reward::{
-    Demo, MODEL_RETURN, MODEL_REWARD, ModelReward, Pooling, RewardConfig, RewardKind, TASK_REWARD,
-    VlmRm, model_reward,
+    Demo, Goal, MODEL_RETURN, MODEL_REWARD, ModelReward, Pooling, RewardConfig, RewardKind,
+    TASK_REWARD, VlmRm, model_reward,
 };
+use proprio_text::ClipTokenizer;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 fn tiny() -> PathBuf {
@@ -31,7 +33,7 @@ fn config(weight: f32, task_weight: f32) -> RewardConfig {
         weight,
         task_weight,
         ..RewardConfig::new(RewardKind::VlmRm {
-            goal: "a pole balanced upright".into(),
+            goal: Goal::Text("a pole balanced upright".into()),
             baseline: Some("a pole".into()),
             alpha: 0.5,
         })
@@ -105,7 +107,7 @@ fn expected_scores(venv: &dyn VecEnv, reward: &RewardConfig, cameras: &[&str]) -
         mean.iter_mut().zip(&view.values).for_each(|(m, v)| *m += v);
     }
     let RewardKind::VlmRm {
-        goal,
+        goal: Goal::Text(goal),
         baseline: Some(baseline),
         alpha,
     } = &reward.kind
@@ -227,7 +229,7 @@ fn last_frame_roboclip_renders_only_the_frames_episodes_end_on() {
     let reward = RewardConfig {
         model: Some(tiny()),
         ..RewardConfig::new(RewardKind::Roboclip {
-            demo: Demo::Text(goal.into()),
+            demo: Demo::Text(Goal::Text(goal.into())),
             pooling: Pooling::Last,
         })
     };
@@ -369,5 +371,120 @@ fn pixels_and_a_reward_model_render_each_view_once_per_step() {
         apart.renders,
         shared.renders + 60,
         "a second view costs one render per step: {apart:?}"
+    );
+}
+
+/// Every instruction `manipulation/instruct-v0` words over its three cubes.
+fn instruct_instructions() -> Vec<String> {
+    let colours = ["red", "green", "blue"];
+    let mut all = Vec::new();
+    for (i, cube) in colours.iter().enumerate() {
+        for side in ["front", "back", "left", "right"] {
+            all.push(format!("push the {cube} cube to the {side}"));
+        }
+        all.push(format!("pick up the {cube} cube"));
+        for (j, on) in colours.iter().enumerate() {
+            if i != j {
+                all.push(format!("put the {cube} cube on the {on} cube"));
+            }
+        }
+    }
+    all
+}
+
+#[test]
+fn goals_per_instruction_score_each_env_against_its_own_episodes_caption() {
+    // A caption per instruction, each naming its own instruction's words.
+    let goals: BTreeMap<String, String> = instruct_instructions()
+        .into_iter()
+        .map(|i| (i.clone(), format!("a photo: {i}")))
+        .collect();
+    let reward = RewardConfig {
+        model: Some(tiny()),
+        camera: "front".into(),
+        ..RewardConfig::new(RewardKind::VlmRm {
+            goal: Goal::PerInstruction(goals.clone()),
+            baseline: Some("a table with cubes".into()),
+            alpha: 0.5,
+        })
+    };
+    let options = VecOptions {
+        threads: Some(1),
+        ..VecOptions::default()
+    };
+    let config = proprio::serde_json::json!({"split": "all"});
+    let inner = proprio::make_vec("manipulation/instruct-v0", 4, &config, options).unwrap();
+    let Some(mut venv) = rendered(model_reward(
+        inner,
+        &reward,
+        &FrameSource::new(),
+        &Device::flex(),
+    )) else {
+        return;
+    };
+    venv.reset(Some(2), None).unwrap();
+    let actions = vec![0.0; 4 * venv.spec().action_space.flat_dim()];
+    venv.step(&actions).unwrap();
+    // Each env's instruction read back from its observation, outside the wrapper.
+    let columns = venv.spec().observation_space.token_parts()[0].clone();
+    let tokenizer = ClipTokenizer::openai(columns.len());
+    let batch = venv.batch();
+    let instructions: Vec<String> = (0..4)
+        .map(|i| {
+            let ids: Vec<u32> = batch.obs(i)[columns.clone()]
+                .iter()
+                .map(|&t| t as u32)
+                .collect();
+            tokenizer.decode(&ids).unwrap()
+        })
+        .collect();
+    assert!(
+        instructions[1..].iter().any(|i| *i != instructions[0]),
+        "the seed draws different instructions: {instructions:?}"
+    );
+    let clip = ClipModel::load(&tiny(), &Device::flex()).unwrap();
+    let frames = embed_view(&venv, &clip, "front");
+    let baseline = clip.embed_texts(&["a table with cubes"]).unwrap();
+    for (i, instruction) in instructions.iter().enumerate() {
+        let caption = clip.embed_texts(&[&goals[instruction]]).unwrap();
+        let expected = VlmRm::new(caption.row(0), baseline.row(0), 0.5)
+            .unwrap()
+            .score(frames.row(i));
+        let paid = batch.infos[i].get(MODEL_REWARD).unwrap() as f32;
+        assert!(
+            (paid - expected).abs() < 1e-5,
+            "env {i} ({instruction}): {paid} vs {expected}"
+        );
+        let other = clip
+            .embed_texts(&["a photo: pick up the red cube"])
+            .unwrap();
+        let wrong = VlmRm::new(other.row(0), baseline.row(0), 0.5)
+            .unwrap()
+            .score(frames.row(i));
+        if instruction != "pick up the red cube" {
+            assert!(
+                (paid - wrong).abs() > 1e-6,
+                "env {i} is not scored against another's caption"
+            );
+        }
+    }
+    // An env whose observations carry no instruction has nothing to look up.
+    let error = model_reward(
+        proprio::make_vec(
+            "classic/cartpole-v1",
+            1,
+            &Value::Null,
+            VecOptions::default(),
+        )
+        .unwrap(),
+        &reward,
+        &FrameSource::new(),
+        &Device::flex(),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        error.to_string().contains("carry no instruction"),
+        "{error}"
     );
 }

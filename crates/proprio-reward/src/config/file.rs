@@ -3,8 +3,9 @@
 //! they fit together, naming the key at fault, and makes the typed
 //! [`RewardConfig`]; writing flattens it back, so old `run.json` files read.
 
-use super::{Demo, Labeller, Pooling, RewardConfig, RewardKind, Shaping};
+use super::{Demo, Goal, Labeller, Pooling, RewardConfig, RewardKind, Shaping};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Which vision-language reward (the `kind` key).
@@ -49,6 +50,11 @@ pub(super) struct RewardFile {
     /// The goal, as a caption of what success looks like (VLM-RM).
     #[serde(default)]
     goal: Option<String>,
+    /// A caption of success per instruction, in `goal`'s or `demo_text`'s
+    /// place, for an env whose episodes each draw one: each env is scored
+    /// against its own episode's (VLM-RM, RoboCLIP).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    goals: BTreeMap<String, String>,
     /// The baseline caption VLM-RM projects away (needed when `alpha > 0`).
     #[serde(default)]
     baseline: Option<String>,
@@ -162,6 +168,18 @@ impl RewardFile {
         if !self.ensemble.is_empty() && self.kind != Kind::Progress {
             return Err("ensemble is for kind = \"progress\"".into());
         }
+        if !self.goals.is_empty() && !matches!(self.kind, Kind::VlmRm | Kind::Roboclip) {
+            return Err(
+                "goals (a caption per instruction) is for kind = \"vlm-rm\" or \"roboclip\"".into(),
+            );
+        }
+        if let Some(instruction) = self.goals.iter().find_map(|(instruction, goal)| {
+            (instruction.trim().is_empty() || goal.trim().is_empty()).then_some(instruction)
+        }) {
+            return Err(format!(
+                "goals: the instruction \"{instruction}\" or its caption is empty"
+            ));
+        }
         match self.kind {
             Kind::Progress => {
                 if self.model.is_none() {
@@ -186,8 +204,12 @@ impl RewardFile {
                 }
             }
             Kind::VlmRm => {
-                if blank(&self.goal) {
-                    return Err("kind = \"vlm-rm\" needs goal, a caption of success".into());
+                match (blank(&self.goal), self.goals.is_empty()) {
+                    (true, true) => {
+                        return Err("kind = \"vlm-rm\" needs goal, a caption of success (or goals, one per instruction)".into());
+                    }
+                    (false, false) => return Err("give goal or goals, not both".into()),
+                    _ => {}
                 }
                 if self.alpha > 0.0 && blank(&self.baseline) {
                     return Err(format!(
@@ -231,16 +253,27 @@ impl RewardFile {
                     return Err("demo and demo_text are for kind = \"roboclip\"".into());
                 }
             }
-            Kind::Roboclip => match (&self.demo, &self.demo_text) {
-                (None, None) => {
-                    return Err("kind = \"roboclip\" needs demo (a GIF or a folder of PNG frames) or demo_text".into());
+            Kind::Roboclip => {
+                let given = [
+                    self.demo.is_some(),
+                    self.demo_text.is_some(),
+                    !self.goals.is_empty(),
+                ];
+                match given.iter().filter(|&&g| g).count() {
+                    0 => {
+                        return Err("kind = \"roboclip\" needs demo (a GIF or a folder of PNG frames), demo_text or goals".into());
+                    }
+                    1 => {}
+                    _ => return Err("give one of demo, demo_text and goals, not several".into()),
                 }
-                (Some(_), Some(_)) => return Err("give demo or demo_text, not both".into()),
-                (_, Some(t)) if t.trim().is_empty() => {
+                if self
+                    .demo_text
+                    .as_deref()
+                    .is_some_and(|t| t.trim().is_empty())
+                {
                     return Err("demo_text is empty".into());
                 }
-                _ => {}
-            },
+            }
         }
         Ok(())
     }
@@ -255,14 +288,20 @@ impl TryFrom<RewardFile> for RewardConfig {
         let text = |t: Option<String>| t.unwrap_or_default();
         let kind = match file.kind {
             Kind::VlmRm => RewardKind::VlmRm {
-                goal: text(file.goal),
+                goal: match file.goals.is_empty() {
+                    true => Goal::Text(text(file.goal)),
+                    false => Goal::PerInstruction(file.goals),
+                },
                 baseline: file.baseline,
                 alpha: file.alpha,
             },
             Kind::Roboclip => RewardKind::Roboclip {
                 demo: match (file.demo, file.demo_text) {
                     (Some(video), _) => Demo::Video(video),
-                    (None, text) => Demo::Text(text.unwrap_or_default()),
+                    (None, _) if !file.goals.is_empty() => {
+                        Demo::Text(Goal::PerInstruction(file.goals))
+                    }
+                    (None, text) => Demo::Text(Goal::Text(text.unwrap_or_default())),
                 },
                 pooling: file.pooling,
             },
@@ -305,6 +344,7 @@ impl From<RewardConfig> for RewardFile {
             kind: Kind::VlmRm,
             model: config.model,
             goal: None,
+            goals: BTreeMap::new(),
             baseline: None,
             alpha: 0.0,
             demo: None,
@@ -329,14 +369,19 @@ impl From<RewardConfig> for RewardFile {
                 baseline,
                 alpha,
             } => {
-                (file.goal, file.baseline, file.alpha) = (Some(goal), baseline, alpha);
+                (file.baseline, file.alpha) = (baseline, alpha);
+                match goal {
+                    Goal::Text(goal) => file.goal = Some(goal),
+                    Goal::PerInstruction(goals) => file.goals = goals,
+                }
             }
             RewardKind::Roboclip { demo, pooling } => {
                 file.kind = Kind::Roboclip;
                 file.pooling = pooling;
                 match demo {
                     Demo::Video(path) => file.demo = Some(path),
-                    Demo::Text(text) => file.demo_text = Some(text),
+                    Demo::Text(Goal::Text(text)) => file.demo_text = Some(text),
+                    Demo::Text(Goal::PerInstruction(goals)) => file.goals = goals,
                 }
             }
             RewardKind::Preference {
@@ -369,179 +414,4 @@ impl From<RewardConfig> for RewardFile {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> std::result::Result<RewardConfig, String> {
-        toml::from_str(text).map_err(|e| e.message().to_string())
-    }
-
-    #[test]
-    fn a_full_vlm_rm_config_reads_with_its_defaults() {
-        let c = parse(
-            "kind = \"vlm-rm\"\nmodel = \"m\"\ngoal = \"a pole upright\"\nbaseline = \"a pole\"\nalpha = 0.5\n",
-        )
-        .unwrap();
-        assert!(
-            matches!(&c.kind, RewardKind::VlmRm { alpha, .. } if *alpha == 0.5),
-            "{c:?}"
-        );
-        assert_eq!((c.weight, c.task_weight), (1.0, 0.0));
-        assert_eq!(c.camera, "default");
-    }
-
-    #[test]
-    fn every_bad_key_is_named() {
-        let cases = [
-            ("kind = \"vlm\"\ngoal = \"g\"", "unknown variant"),
-            ("kind = \"vlm-rm\"", "needs goal"),
-            (
-                "kind = \"vlm-rm\"\ngoal = \"g\"\nalpha = 2.0",
-                "alpha must lie",
-            ),
-            (
-                "kind = \"vlm-rm\"\ngoal = \"g\"\nalpha = 0.5",
-                "give baseline",
-            ),
-            (
-                "kind = \"vlm-rm\"\ngoal = \"g\"\ngaol = \"x\"",
-                "unknown field `gaol`",
-            ),
-            ("kind = \"vlm-rm\"\ngoal = \"g\"\nweight = 0.0", "both 0"),
-            ("kind = \"vlm-rm\"\ngoal = \"g\"\nweight = nan", "finite"),
-            (
-                "kind = \"vlm-rm\"\ngoal = \"g\"\ndemo = \"d.gif\"",
-                "roboclip",
-            ),
-            ("kind = \"roboclip\"", "needs demo"),
-            (
-                "kind = \"roboclip\"\ndemo = \"a\"\ndemo_text = \"b\"",
-                "not both",
-            ),
-            ("kind = \"roboclip\"\ndemo_text = \"  \"", "empty"),
-            ("goal = \"g\"", "missing field `kind`"),
-            ("kind = \"preference\"", "needs labeller"),
-            ("kind = \"preference\"\nlabeller = \"clip\"", "needs goal"),
-            (
-                "kind = \"preference\"\nlabeller = \"oracle\"\nsegment = 0",
-                "positive",
-            ),
-            (
-                "kind = \"preference\"\nlabeller = \"human\"",
-                "needs label_dir",
-            ),
-            (
-                "kind = \"preference\"\nlabeller = \"oracle\"\nlabel_dir = \"q\"",
-                "label_dir is for",
-            ),
-            (
-                "kind = \"preference\"\nlabeller = \"person\"",
-                "unknown variant",
-            ),
-            (
-                "kind = \"vlm-rm\"\ngoal = \"g\"\nlabeller = \"oracle\"",
-                "for kind = \"preference\"",
-            ),
-            ("kind = \"progress\"", "needs model"),
-            (
-                "kind = \"progress\"\nmodel = \"p\"\ngoal = \"g\"",
-                "not goal",
-            ),
-            (
-                "kind = \"progress\"\nmodel = \"p\"\nshaping = \"sum\"",
-                "unknown variant",
-            ),
-            (
-                "kind = \"vlm-rm\"\ngoal = \"g\"\ninstruction = \"i\"",
-                "instruction is for",
-            ),
-            (
-                "kind = \"vlm-rm\"\ngoal = \"g\"\nensemble = [\"q\"]",
-                "ensemble is for",
-            ),
-        ];
-        for (text, expected) in cases {
-            let err = parse(text).expect_err(text);
-            assert!(err.contains(expected), "{text:?}: {err}");
-        }
-    }
-
-    #[test]
-    fn a_progress_config_reads_and_writes_back() {
-        let c = parse(
-            "kind = \"progress\"\nmodel = \"p\"\ninstruction = \"pick up the cube\"\nshaping = \"progress\"\n",
-        )
-        .unwrap();
-        let RewardKind::Progress {
-            instruction,
-            shaping,
-            ..
-        } = &c.kind
-        else {
-            panic!("{c:?}")
-        };
-        assert_eq!(
-            (instruction.as_deref(), *shaping),
-            (Some("pick up the cube"), Shaping::Progress)
-        );
-        assert_eq!(c.clip_dir().unwrap(), PathBuf::from("p").join("clip"));
-        let written = proprio::serde_json::to_value(&c).unwrap();
-        let read: RewardConfig = proprio::serde_json::from_value(written).unwrap();
-        assert_eq!(read, c);
-        let plain = parse("kind = \"progress\"\nmodel = \"p\"\n").unwrap();
-        assert!(matches!(
-            plain.kind,
-            RewardKind::Progress {
-                instruction: None,
-                shaping: Shaping::Increase,
-                ..
-            }
-        ));
-    }
-
-    #[test]
-    fn relative_paths_are_read_from_the_files_folder() {
-        let dir = std::env::temp_dir().join(format!("proprio-reward-cfg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("reward.toml");
-        std::fs::write(
-            &file,
-            "kind = \"roboclip\"\nmodel = \"clip\"\ndemo = \"demo.gif\"\n",
-        )
-        .unwrap();
-        let c = RewardConfig::read(&file).unwrap();
-        let written = proprio::serde_json::to_value(&c).unwrap();
-        assert_eq!(
-            written["demo"],
-            proprio::serde_json::json!(dir.join("demo.gif"))
-        );
-        let read: RewardConfig = proprio::serde_json::from_value(written).unwrap();
-        assert_eq!(read, c, "run.json keeps the flat form and reads back");
-        assert_eq!(c.model.as_deref(), Some(dir.join("clip").as_path()));
-        let RewardKind::Roboclip {
-            demo: Demo::Video(demo),
-            ..
-        } = &c.kind
-        else {
-            panic!("{c:?}")
-        };
-        assert_eq!(demo, &dir.join("demo.gif"));
-        std::fs::write(
-            &file,
-            "kind = \"progress\"\nmodel = \"a\"\nensemble = [\"b\", \"/c\"]\n",
-        )
-        .unwrap();
-        let c = RewardConfig::read(&file).unwrap();
-        let RewardKind::Progress { ensemble, .. } = &c.kind else {
-            panic!("{c:?}")
-        };
-        assert_eq!(ensemble, &[dir.join("b"), PathBuf::from("/c")]);
-        let read: RewardConfig =
-            proprio::serde_json::from_value(proprio::serde_json::to_value(&c).unwrap()).unwrap();
-        assert_eq!(read, c, "an ensemble reads back from run.json");
-        std::fs::write(&file, "kind = \"roboclip\"\n").unwrap();
-        let err = RewardConfig::read(&file).unwrap_err().to_string();
-        assert!(err.starts_with(&file.display().to_string()) && err.contains("needs demo"));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+mod tests;

@@ -9,6 +9,7 @@ mod file;
 use crate::{Result, RewardError};
 use file::RewardFile;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Which vision-language reward, with the keys that kind takes.
@@ -16,8 +17,8 @@ use std::path::{Path, PathBuf};
 pub enum RewardKind {
     /// Every step: the VLM-RM similarity of the frame to the goal text.
     VlmRm {
-        /// The goal, as a caption of what success looks like.
-        goal: String,
+        /// What success looks like: one caption, or one per instruction.
+        goal: Goal,
         /// The baseline caption VLM-RM projects away (the goal itself when absent).
         baseline: Option<String>,
         /// VLM-RM's projection strength in [0, 1]; 0 is plain cosine similarity.
@@ -84,14 +85,25 @@ impl Shaping {
     }
 }
 
+/// What success looks like, in words.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Goal {
+    /// One caption for every env.
+    Text(String),
+    /// For an env whose episodes each draw an instruction (`manipulation/instruct-v0`):
+    /// each instruction, as the env words it, with the caption of its success.
+    /// Each env is scored against its own episode's caption.
+    PerInstruction(BTreeMap<String, String>),
+}
+
 /// RoboCLIP's demonstration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Demo {
     /// An animated GIF (e.g. from `proprio record`) or a directory of PNG
     /// frames, in order of their names.
     Video(PathBuf),
-    /// A text instead of a video.
-    Text(String),
+    /// A text instead of a video (one, or one per instruction).
+    Text(Goal),
 }
 
 /// Who labels pairs of segments for a preference reward.
