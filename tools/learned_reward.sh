@@ -34,12 +34,16 @@
 # and stack 200 with noise 0.05, 250 epochs (60 clean ones clone a pick that
 # succeeds 1% of the time). INIT names any run of the task's env instead.
 # METHOD runs one of the seeds' rewards in the progress model's place, on
-# the same CLIP and from the same start (one round; not instruct, whose
-# goal differs per episode): VLM-RM (goal − baseline projection, α 0.5,
-# −1 a step), RoboCLIP (the last frame against one scripted demonstration
-# filmed through the first camera) or preferences (a Bradley–Terry reward
-# learned online, the CLIP labelling 100 pairs by the goal caption every
-# 50,000 steps). PIPELINE
+# the same CLIP and from the same start (one round): VLM-RM (goal −
+# baseline projection, α 0.5, −1 a step), RoboCLIP (the last frame against
+# one scripted demonstration filmed through the first camera) or
+# preferences (a Bradley–Terry reward learned online, the CLIP labelling 100
+# pairs by the goal caption every 50,000 steps). On instruct, whose goal
+# differs per episode, VLM-RM and RoboCLIP read a goals table (each
+# instruction's success caption, the held-out ones included: a prompt per
+# task, nothing fitted to it; VLM-RM's baseline "the gripper is far from the
+# cubes"; RoboCLIP's demonstration the caption, as its paper allows a text);
+# preferences are refused (their reward net reads no instruction). PIPELINE
 # names the folder of the demonstrations, CLIP and clone (default
 # OUT.pipeline), so that the methods share one seed's.
 set -euo pipefail
@@ -90,7 +94,8 @@ case $task in
     rl_config='{"control":"pd_ee_delta_pos_yaw","split":"held_out"}' frames=12288 clip_steps=1000
     budget=300000 fit=(--mismatch 0 --scramble 0.2 --steps 4000)
     [ "$rounds" -eq 1 ] || { echo "instruct runs one round (a refit would learn the held-out instructions' frames)" >&2; exit 2; }
-    [ "$method" = progress ] || { echo "METHOD=$method takes one goal caption; instruct's goal differs per episode" >&2; exit 2; } ;;
+    [ "$method" != preference ] || { echo "METHOD=preference learns one reward net, which reads no instruction; instruct's goal differs per episode" >&2; exit 2; }
+    baseline="the gripper is far from the cubes" ;;
   *) echo "unknown TASK '$task': reach, push, pick, stack or instruct" >&2; exit 2 ;;
 esac
 clone_demos=${CLONE_DEMOS:-$clone_demos} noise=${NOISE:-$noise} epochs=${EPOCHS:-$epochs}
@@ -169,18 +174,37 @@ elif [ -n "${INIT:-}" ] || [ "$start" = clone ]; then
   # its reward normaliser but not the observation one.
   rl_args+=(--init "$init" --set normalize_obs=false --set standardize_state=true --set critic_warmup=10)
 fi
+# instruct's goals table: each of its 21 instructions with its success caption
+# (envs/manipulation/src/captions.rs).
+goals() {
+  echo '[goals]'
+  local c o side
+  for c in red green blue; do
+    for side in front back left right; do echo "\"push the $c cube to the $side\" = \"the $c cube is at the $side\""; done
+    echo "\"pick up the $c cube\" = \"the gripper holds the $c cube up\""
+    for o in red green blue; do
+      [ "$o" = "$c" ] || echo "\"put the $c cube on the $o cube\" = \"the $c cube rests on the $o cube\""
+    done
+  done
+}
 policies=() clip=$work/clip
 if [ "$method" != progress ]; then
   reward=$work/$method.toml
   case $method in
-    vlm-rm) printf 'kind = "vlm-rm"\nmodel = "%s"\ngoal = "%s"\nbaseline = "%s"\nalpha = 0.5\ncamera = "%s"\noffset = -1\n' \
-      "$(realpath "$clip")" "$goal" "$baseline" "$cameras" >"$reward" ;;
-    roboclip)
+    vlm-rm) printf 'kind = "vlm-rm"\nmodel = "%s"\nbaseline = "%s"\nalpha = 0.5\ncamera = "%s"\noffset = -1\nweight = %s\n' \
+      "$(realpath "$clip")" "$baseline" "$cameras" "$weight" >"$reward"
+      if [ "$task" = instruct ]; then goals >>"$reward"; else printf 'goal = "%s"\n' "$goal" >>"$reward"; fi ;;
+    roboclip) if [ "$task" = instruct ]; then
+        printf 'kind = "roboclip"\nmodel = "%s"\npooling = "last"\ncamera = "%s"\nweight = %s\n' \
+          "$(realpath "$clip")" "$cameras" "$weight" >"$reward"
+        goals >>"$reward"
+      else
       view=${cameras%%,*}
       step "$work/demo.gif" "$proprio" record --env "$env" "${config_args[@]}" --policy scripted --camera "$view" \
         --image-size 64 --no-overlay --seed "$seed"
       printf 'kind = "roboclip"\nmodel = "%s"\ndemo = "%s"\npooling = "last"\ncamera = "%s"\n' \
-        "$(realpath "$clip")" "$(realpath "$work/demo.gif")" "$view" >"$reward" ;;
+        "$(realpath "$clip")" "$(realpath "$work/demo.gif")" "$view" >"$reward"
+      fi ;;
     # 100 pairs every 50,000 steps: each refit passes over every label so
     # far, and the default's 100 rounds of 5,000 steps grew too slow to run.
     preference) printf 'kind = "preference"\nmodel = "%s"\nlabeller = "clip"\ngoal = "%s"\ncamera = "%s"\nqueries = 100\nquery_every = 50000\n' \
