@@ -39,11 +39,12 @@
 # one scripted demonstration filmed through the first camera) or
 # preferences (a Bradley–Terry reward learned online, the CLIP labelling 100
 # pairs by the goal caption every 50,000 steps). On instruct, whose goal
-# differs per episode, VLM-RM and RoboCLIP read a goals table (each
-# instruction's success caption, the held-out ones included: a prompt per
-# task, nothing fitted to it; VLM-RM's baseline "the gripper is far from the
-# cubes"; RoboCLIP's demonstration the caption, as its paper allows a text);
-# preferences are refused (their reward net reads no instruction). PIPELINE
+# differs per episode, every method reads a goals table (each instruction's
+# success caption, the held-out ones included: a prompt per task, nothing
+# fitted to it): VLM-RM's goal with the baseline "the gripper is far from
+# the cubes", RoboCLIP's demonstration as a text (its paper allows one), the
+# CLIP labeller's goal per segment, r_ψ reading the caption beside each
+# frame. PIPELINE
 # names the folder of the demonstrations, CLIP and clone (default
 # OUT.pipeline), so that the methods share one seed's.
 set -euo pipefail
@@ -94,7 +95,6 @@ case $task in
     rl_config='{"control":"pd_ee_delta_pos_yaw","split":"held_out"}' frames=12288 clip_steps=1000
     budget=300000 fit=(--mismatch 0 --scramble 0.2 --steps 4000)
     [ "$rounds" -eq 1 ] || { echo "instruct runs one round (a refit would learn the held-out instructions' frames)" >&2; exit 2; }
-    [ "$method" != preference ] || { echo "METHOD=preference learns one reward net, which reads no instruction; instruct's goal differs per episode" >&2; exit 2; }
     baseline="the gripper is far from the cubes" ;;
   *) echo "unknown TASK '$task': reach, push, pick, stack or instruct" >&2; exit 2 ;;
 esac
@@ -207,8 +207,9 @@ if [ "$method" != progress ]; then
       fi ;;
     # 100 pairs every 50,000 steps: each refit passes over every label so
     # far, and the default's 100 rounds of 5,000 steps grew too slow to run.
-    preference) printf 'kind = "preference"\nmodel = "%s"\nlabeller = "clip"\ngoal = "%s"\ncamera = "%s"\nqueries = 100\nquery_every = 50000\n' \
-      "$(realpath "$clip")" "$goal" "$cameras" >"$reward" ;;
+    preference) printf 'kind = "preference"\nmodel = "%s"\nlabeller = "clip"\ncamera = "%s"\nqueries = 100\nquery_every = 50000\nweight = %s\n' \
+      "$(realpath "$clip")" "$cameras" "$weight" >"$reward"
+      if [ "$task" = instruct ]; then goals >>"$reward"; else printf 'goal = "%s"\n' "$goal" >>"$reward"; fi ;;
   esac
   step "$out" "$proprio" train --env "$env" "${rl_args[@]}" --reward "$reward" \
     --seed "$seed" --threads 1 "${steps[@]}" "${ppo_set[@]}"

@@ -168,10 +168,12 @@ impl RewardFile {
         if !self.ensemble.is_empty() && self.kind != Kind::Progress {
             return Err("ensemble is for kind = \"progress\"".into());
         }
-        if !self.goals.is_empty() && !matches!(self.kind, Kind::VlmRm | Kind::Roboclip) {
-            return Err(
-                "goals (a caption per instruction) is for kind = \"vlm-rm\" or \"roboclip\"".into(),
-            );
+        let clip_labeller = self.labeller == Some(LabellerKind::Clip);
+        if !self.goals.is_empty()
+            && !matches!(self.kind, Kind::VlmRm | Kind::Roboclip)
+            && !clip_labeller
+        {
+            return Err("goals (a caption per instruction) is for kind = \"vlm-rm\", \"roboclip\" or a preference's labeller = \"clip\"".into());
         }
         if let Some(instruction) = self.goals.iter().find_map(|(instruction, goal)| {
             (instruction.trim().is_empty() || goal.trim().is_empty()).then_some(instruction)
@@ -232,12 +234,13 @@ impl RewardFile {
                                 .into(),
                         );
                     }
-                    Some(LabellerKind::Clip) if blank(&self.goal) => {
-                        return Err(
-                            "labeller = \"clip\" needs goal, the caption it judges frames against"
-                                .into(),
-                        );
-                    }
+                    Some(LabellerKind::Clip) => match (blank(&self.goal), self.goals.is_empty()) {
+                        (true, true) => {
+                            return Err("labeller = \"clip\" needs goal, the caption it judges frames against (or goals, one per instruction)".into());
+                        }
+                        (false, false) => return Err("give goal or goals, not both".into()),
+                        _ => {}
+                    },
                     Some(LabellerKind::Human) if self.label_dir.is_none() => {
                         return Err(
                             "labeller = \"human\" needs label_dir, the folder where pairs are shown and answered"
@@ -308,7 +311,10 @@ impl TryFrom<RewardFile> for RewardConfig {
             Kind::Preference => RewardKind::Preference {
                 labeller: match (file.labeller, file.label_dir) {
                     (Some(LabellerKind::Clip), _) => Labeller::Clip {
-                        goal: text(file.goal),
+                        goal: match file.goals.is_empty() {
+                            true => Goal::Text(text(file.goal)),
+                            false => Goal::PerInstruction(file.goals),
+                        },
                     },
                     (Some(LabellerKind::Human), Some(label_dir)) => Labeller::Human {
                         label_dir,
@@ -393,7 +399,15 @@ impl From<RewardConfig> for RewardFile {
                 file.kind = Kind::Preference;
                 (file.segment, file.queries, file.query_every) = (segment, queries, query_every);
                 (file.labeller, file.goal, file.label_dir) = match labeller {
-                    Labeller::Clip { goal } => (Some(LabellerKind::Clip), Some(goal), None),
+                    Labeller::Clip {
+                        goal: Goal::Text(goal),
+                    } => (Some(LabellerKind::Clip), Some(goal), None),
+                    Labeller::Clip {
+                        goal: Goal::PerInstruction(goals),
+                    } => {
+                        file.goals = goals;
+                        (Some(LabellerKind::Clip), None, None)
+                    }
                     Labeller::Oracle => (Some(LabellerKind::Oracle), None, None),
                     Labeller::Human { label_dir, goal } => {
                         (Some(LabellerKind::Human), goal, Some(label_dir))

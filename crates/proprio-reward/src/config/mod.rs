@@ -111,8 +111,9 @@ pub enum Demo {
 pub enum Labeller {
     /// CLIP: the segment whose last frame is closer to `goal` (RL-VLM-F with CLIP as the judge).
     Clip {
-        /// The caption frames are judged against.
-        goal: String,
+        /// The caption frames are judged against; per instruction, each
+        /// segment against its own, and `r_ψ` reads the caption beside each frame.
+        goal: Goal,
     },
     /// The task's true return (an ablation with perfect labels).
     Oracle,

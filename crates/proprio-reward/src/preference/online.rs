@@ -2,14 +2,16 @@
 //! stream of frame embeddings into segments, and every `query_every` scored
 //! frames ask the labeller about `queries` random pairs of recent segments,
 //! refit `r_ψ` on every label so far, and pay `r_ψ` of each new frame. Until
-//! the first fit the reward is 0.
+//! the first fit the reward is 0. On an env whose episodes each draw an
+//! instruction, a head with goals reads each frame with its instruction's
+//! caption beside it, so one `r_ψ` pays each env for its own goal.
 
 use super::human::{Clip, HumanDesk};
 use super::{Pair, PreferenceConfig, PreferenceModel, clip_label, oracle_label};
 use crate::wrapper::{RewardHead, StepFrames};
 use crate::{Result, RewardError};
 use proprio::rand::RngExt;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
 /// Who says which of two segments is better.
@@ -19,6 +21,9 @@ pub enum Labeller {
     Oracle,
     /// CLIP: whose last frame is closer to the goal text (unit embedding).
     Clip(Vec<f32>),
+    /// CLIP, with goals: whose last frame is closer to its own instruction's
+    /// caption, which the segment's features carry beside each frame.
+    ClipPerInstruction,
     /// A person, shown the segments' frames (see [`super::human`]).
     Human(HumanDesk),
 }
@@ -73,7 +78,12 @@ pub struct PreferenceHead {
     model: PreferenceModel,
     labeller: Labeller,
     schedule: Schedule,
+    /// Each instruction's caption, where `r_ψ` reads it beside each frame.
+    goals: Option<BTreeMap<String, String>>,
+    /// Features per frame: the frame's embedding, then its caption's with goals.
     dim: usize,
+    /// Each scored env's features this step (reused).
+    scratch: Vec<f32>,
     segment: usize,
     /// Per env: its unfinished segment.
     open: Vec<Segment>,
@@ -90,13 +100,15 @@ pub struct PreferenceHead {
 pub const REWARD_NET_FILE: &str = "reward_net.bpk";
 
 impl PreferenceHead {
-    /// A head for `num_envs` envs whose frames embed to `dim` values.
+    /// A head for `num_envs` envs whose frames embed to `dim` values; with
+    /// `goals`, `r_ψ` reads each frame beside its instruction's caption.
     pub fn new(
         dim: usize,
         num_envs: usize,
         config: PreferenceConfig,
         schedule: Schedule,
         labeller: Labeller,
+        goals: Option<BTreeMap<String, String>>,
     ) -> Result<Self> {
         if schedule.queries == 0 || schedule.query_every == 0 || schedule.pool < 2 {
             return Err(RewardError::Input(
@@ -112,13 +124,22 @@ impl PreferenceHead {
                 goal.len()
             )));
         }
+        if matches!(labeller, Labeller::ClipPerInstruction) != goals.is_some() {
+            return Err(RewardError::Input(
+                "a CLIP labeller reads each instruction's caption exactly when the head has goals"
+                    .into(),
+            ));
+        }
+        let dim = if goals.is_some() { 2 * dim } else { dim };
         let segment = config.segment;
         let rng = proprio::episode_rng(config.seed, 1, 1);
         Ok(Self {
             model: PreferenceModel::new(dim, config)?,
             labeller,
             schedule,
+            goals,
             dim,
+            scratch: Vec::with_capacity(num_envs * dim),
             segment,
             open: (0..num_envs)
                 .map(|_| Segment::with_capacity(segment * dim))
@@ -172,6 +193,16 @@ impl PreferenceHead {
                     )
                 })
                 .collect(),
+            Labeller::ClipPerInstruction => picks
+                .iter()
+                .map(|&(a, b)| {
+                    let score = |k: usize| {
+                        let (frame, caption) = self.pool[k].last(self.dim).split_at(self.dim / 2);
+                        frame.iter().zip(caption).map(|(f, c)| f * c).sum::<f32>()
+                    };
+                    oracle_label(f64::from(score(a)), f64::from(score(b)))
+                })
+                .collect(),
             Labeller::Human(desk) => {
                 let views = self.pool[0].pixels.len() / (self.segment * side * side * 3);
                 let pool = &self.pool;
@@ -195,20 +226,20 @@ impl PreferenceHead {
         self.fitted = true;
         Ok(())
     }
-}
 
-impl RewardHead for PreferenceHead {
-    fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
-        let rows = step.embeddings;
+    /// Collects this step's `features` (a row per env) into segments, runs
+    /// a labelling round when one is due, and pays `r_ψ` of each row.
+    fn score(&mut self, step: &StepFrames, features: &[f32], out: &mut [f32]) -> Result<()> {
         if self.frozen {
-            return self.pay(&rows.values, out);
+            return self.pay(features, out);
         }
         let watched = matches!(self.labeller, Labeller::Human(_));
         let frame = step.side * step.side * 3;
         let count = step.envs.len();
         for (k, &i) in step.envs.iter().enumerate() {
             let open = &mut self.open[i];
-            open.features.extend_from_slice(rows.row(k));
+            open.features
+                .extend_from_slice(&features[k * self.dim..(k + 1) * self.dim]);
             open.task_return += f64::from(step.task[k]);
             if watched && frame > 0 {
                 for view in step.pixels.chunks_exact(count * frame) {
@@ -232,7 +263,35 @@ impl RewardHead for PreferenceHead {
         if self.scored / self.schedule.query_every > before && self.pool.len() >= 2 {
             self.query(step.side)?;
         }
-        self.pay(&rows.values, out)
+        self.pay(features, out)
+    }
+}
+
+impl RewardHead for PreferenceHead {
+    fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
+        let mut features = std::mem::take(&mut self.scratch);
+        features.clear();
+        match (&self.goals, step.instructions) {
+            (None, _) => features.extend_from_slice(&step.embeddings.values),
+            (Some(_), Some((captions, rows))) => {
+                for (k, &row) in rows.iter().enumerate() {
+                    features.extend_from_slice(step.embeddings.row(k));
+                    features.extend_from_slice(captions.row(row));
+                }
+            }
+            (Some(_), None) => {
+                return Err(RewardError::Input(
+                    "goals per instruction need envs that carry instructions".into(),
+                ));
+            }
+        }
+        let paid = self.score(step, &features, out);
+        self.scratch = features;
+        paid
+    }
+
+    fn instruction_goals(&self) -> Option<&BTreeMap<String, String>> {
+        self.goals.as_ref()
     }
 
     fn restart(&mut self, env: usize) {
@@ -283,8 +342,15 @@ mod tests {
             query_every: 400,
             pool: 200,
         };
-        let mut head =
-            PreferenceHead::new(2, 2, config.clone(), schedule.clone(), Labeller::Oracle).unwrap();
+        let mut head = PreferenceHead::new(
+            2,
+            2,
+            config.clone(),
+            schedule.clone(),
+            Labeller::Oracle,
+            None,
+        )
+        .unwrap();
         let mut rng = proprio::episode_rng(3, 0, 0);
         let mut out = [0.0; 2];
         for t in 0..200 {
@@ -337,7 +403,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("proprio-pref-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         head.save(&dir).unwrap();
-        let mut frozen = PreferenceHead::new(2, 2, config, schedule, Labeller::Oracle).unwrap();
+        let mut frozen =
+            PreferenceHead::new(2, 2, config, schedule, Labeller::Oracle, None).unwrap();
         frozen.load(&dir, true).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         let mut again = [0.0; 2];
@@ -346,6 +413,88 @@ mod tests {
         }
         assert_eq!(again, out);
         assert_eq!(frozen.labels(), 0);
+    }
+
+    /// Two instructions whose captions point different ways: the CLIP
+    /// labeller prefers the segment whose last frame is nearer its own
+    /// caption, and `r_ψ`, reading the caption beside each frame, learns to
+    /// pay a frame for matching its own episode's goal — which no reward of
+    /// the frame alone can do for both captions at once.
+    #[test]
+    fn with_goals_r_psi_pays_each_frame_for_its_own_instructions_caption() {
+        let config = PreferenceConfig {
+            segment: 4,
+            learning_rate: 3e-3,
+            epochs: 20,
+            ..PreferenceConfig::default()
+        };
+        let schedule = Schedule {
+            queries: 300,
+            query_every: 400,
+            pool: 200,
+        };
+        let goals = Some(BTreeMap::new());
+        let labeller = Labeller::ClipPerInstruction;
+        let mut head = PreferenceHead::new(2, 2, config, schedule, labeller, goals).unwrap();
+        let captions = Embeddings {
+            dim: 2,
+            values: vec![1.0, 0.0, 0.0, 1.0],
+        };
+        let mut rng = proprio::episode_rng(5, 0, 0);
+        let mut out = [0.0; 2];
+        for t in 0..400 {
+            let values: Vec<f32> = (0..2)
+                .flat_map(|_| {
+                    let angle = rng.random_range(0.0f32..std::f32::consts::FRAC_PI_2);
+                    [angle.cos(), angle.sin()]
+                })
+                .collect();
+            let embeddings = Embeddings { dim: 2, values };
+            // Each env switches instruction every episode of 20 steps.
+            let episode = t / 20;
+            let rows = [episode % 2, (episode + 1) % 2];
+            let step = StepFrames {
+                embeddings: &embeddings,
+                views: &embeddings,
+                envs: &[0, 1],
+                done: &[t % 20 == 19; 2],
+                task: &[0.0; 2],
+                pixels: &[],
+                side: 0,
+                instructions: Some((&captions, &rows)),
+            };
+            head.rewards(&step, &mut out).unwrap();
+        }
+        assert!(head.labels() >= 300);
+        let frames = Embeddings {
+            dim: 2,
+            values: vec![1.0, 0.0, 0.0, 1.0],
+        };
+        let mut paid = |rows: [usize; 2]| {
+            let step = StepFrames {
+                embeddings: &frames,
+                views: &frames,
+                envs: &[0, 1],
+                done: &[false; 2],
+                task: &[0.0; 2],
+                pixels: &[],
+                side: 0,
+                instructions: Some((&captions, &rows)),
+            };
+            let mut out = [0.0; 2];
+            head.rewards(&step, &mut out).unwrap();
+            out
+        };
+        let [along_first, across_first] = paid([0, 0]);
+        let [across_second, along_second] = paid([1, 1]);
+        assert!(
+            along_first > across_first + 0.5,
+            "{along_first} vs {across_first}"
+        );
+        assert!(
+            along_second > across_second + 0.5,
+            "{along_second} vs {across_second}"
+        );
     }
 
     /// A person is shown each segment's own frames, in order: env k's frame at
@@ -364,7 +513,8 @@ mod tests {
             pool: 2,
         };
         let desk = HumanDesk::new(&dir, None).unwrap();
-        let mut head = PreferenceHead::new(1, 2, config, schedule, Labeller::Human(desk)).unwrap();
+        let mut head =
+            PreferenceHead::new(1, 2, config, schedule, Labeller::Human(desk), None).unwrap();
         let person = {
             let dir = dir.clone();
             std::thread::spawn(move || {

@@ -64,6 +64,10 @@ fn every_bad_key_is_named() {
             "kind = \"preference\"\nlabeller = \"oracle\"\ngoals = { i = \"g\" }",
             "goals (a caption per instruction) is for",
         ),
+        (
+            "kind = \"preference\"\nlabeller = \"clip\"\ngoal = \"g\"\ngoals = { i = \"g\" }",
+            "not both",
+        ),
         ("kind = \"roboclip\"\ndemo_text = \"  \"", "empty"),
         ("goal = \"g\"", "missing field `kind`"),
         ("kind = \"preference\"", "needs labeller"),
@@ -146,18 +150,22 @@ fn a_progress_config_reads_and_writes_back() {
 }
 
 #[test]
-fn goals_per_instruction_read_and_write_back_for_either_kind() {
+fn goals_per_instruction_read_and_write_back_for_every_kind_that_takes_them() {
     let goals = "goals = { \"pick up the red cube\" = \"the gripper holds the red cube up\" }\n";
     let per_instruction = Goal::PerInstruction(BTreeMap::from([(
         "pick up the red cube".to_string(),
         "the gripper holds the red cube up".to_string(),
     )]));
-    for kind in ["vlm-rm", "roboclip"] {
+    for kind in ["vlm-rm", "roboclip", "preference\"\nlabeller = \"clip"] {
         let c = parse(&format!("kind = \"{kind}\"\n{goals}")).unwrap();
         let goal = match &c.kind {
             RewardKind::VlmRm { goal, .. } => goal,
             RewardKind::Roboclip {
                 demo: Demo::Text(goal),
+                ..
+            } => goal,
+            RewardKind::Preference {
+                labeller: Labeller::Clip { goal },
                 ..
             } => goal,
             other => panic!("{other:?}"),
