@@ -327,10 +327,28 @@ mod tests {
     use super::*;
     use crate::clip::Embeddings;
 
-    /// Frames whose first feature is the task reward: the oracle's labels teach
-    /// `r_ψ` to pay for it, and it does once the first round has been fitted.
-    #[test]
-    fn the_head_learns_the_oracles_preference_online() {
+    /// A step of `envs` showing `frames`, with no pixels.
+    fn step<'a>(
+        frames: &'a Embeddings,
+        envs: &'a [usize],
+        done: &'a [bool],
+        task: &'a [f32],
+        instructions: Option<(&'a Embeddings, &'a [usize])>,
+    ) -> StepFrames<'a> {
+        StepFrames {
+            embeddings: frames,
+            views: frames,
+            envs,
+            done,
+            task,
+            pixels: &[],
+            side: 0,
+            instructions,
+        }
+    }
+
+    /// Segments of 4 frames, `queries` pairs labelled every 400 frames, a fast fit.
+    fn quick_fit(queries: usize) -> (PreferenceConfig, Schedule) {
         let config = PreferenceConfig {
             segment: 4,
             learning_rate: 3e-3,
@@ -338,10 +356,18 @@ mod tests {
             ..PreferenceConfig::default()
         };
         let schedule = Schedule {
-            queries: 200,
+            queries,
             query_every: 400,
             pool: 200,
         };
+        (config, schedule)
+    }
+
+    /// Frames whose first feature is the task reward: the oracle's labels teach
+    /// `r_ψ` to pay for it, and it does once the first round has been fitted.
+    #[test]
+    fn the_head_learns_the_oracles_preference_online() {
+        let (config, schedule) = quick_fit(200);
         let mut head = PreferenceHead::new(
             2,
             2,
@@ -362,16 +388,8 @@ mod tests {
                 rng.random_range(-1.0..1.0),
             ];
             let embeddings = Embeddings { dim: 2, values };
-            let step = StepFrames {
-                embeddings: &embeddings,
-                views: &embeddings,
-                envs: &[0, 1],
-                done: &[t % 50 == 49; 2],
-                task: &task,
-                pixels: &[],
-                side: 0,
-                instructions: None,
-            };
+            let done = [t % 50 == 49; 2];
+            let step = step(&embeddings, &[0, 1], &done, &task, None);
             head.rewards(&step, &mut out).unwrap();
             if t < 199 && head.labels() == 0 {
                 assert_eq!(out, [0.0, 0.0], "no reward before the first fit");
@@ -382,16 +400,7 @@ mod tests {
             dim: 2,
             values: vec![0.9, 0.0, -0.9, 0.0],
         };
-        let step = StepFrames {
-            embeddings: &embeddings,
-            views: &embeddings,
-            envs: &[0, 1],
-            done: &[false; 2],
-            task: &[0.0; 2],
-            pixels: &[],
-            side: 0,
-            instructions: None,
-        };
+        let step = step(&embeddings, &[0, 1], &[false; 2], &[0.0; 2], None);
         head.rewards(&step, &mut out).unwrap();
         assert!(
             out[0] > out[1] + 0.5,
@@ -422,17 +431,7 @@ mod tests {
     /// the frame alone can do for both captions at once.
     #[test]
     fn with_goals_r_psi_pays_each_frame_for_its_own_instructions_caption() {
-        let config = PreferenceConfig {
-            segment: 4,
-            learning_rate: 3e-3,
-            epochs: 20,
-            ..PreferenceConfig::default()
-        };
-        let schedule = Schedule {
-            queries: 300,
-            query_every: 400,
-            pool: 200,
-        };
+        let (config, schedule) = quick_fit(300);
         let goals = Some(BTreeMap::new());
         let labeller = Labeller::ClipPerInstruction;
         let mut head = PreferenceHead::new(2, 2, config, schedule, labeller, goals).unwrap();
@@ -452,17 +451,9 @@ mod tests {
             let embeddings = Embeddings { dim: 2, values };
             // Each env switches instruction every episode of 20 steps.
             let episode = t / 20;
-            let rows = [episode % 2, (episode + 1) % 2];
-            let step = StepFrames {
-                embeddings: &embeddings,
-                views: &embeddings,
-                envs: &[0, 1],
-                done: &[t % 20 == 19; 2],
-                task: &[0.0; 2],
-                pixels: &[],
-                side: 0,
-                instructions: Some((&captions, &rows)),
-            };
+            let (rows, done) = ([episode % 2, (episode + 1) % 2], [t % 20 == 19; 2]);
+            let instructions = Some((&captions, &rows[..]));
+            let step = step(&embeddings, &[0, 1], &done, &[0.0; 2], instructions);
             head.rewards(&step, &mut out).unwrap();
         }
         assert!(head.labels() >= 300);
@@ -471,16 +462,13 @@ mod tests {
             values: vec![1.0, 0.0, 0.0, 1.0],
         };
         let mut paid = |rows: [usize; 2]| {
-            let step = StepFrames {
-                embeddings: &frames,
-                views: &frames,
-                envs: &[0, 1],
-                done: &[false; 2],
-                task: &[0.0; 2],
-                pixels: &[],
-                side: 0,
-                instructions: Some((&captions, &rows)),
-            };
+            let step = step(
+                &frames,
+                &[0, 1],
+                &[false; 2],
+                &[0.0; 2],
+                Some((&captions, &rows)),
+            );
             let mut out = [0.0; 2];
             head.rewards(&step, &mut out).unwrap();
             out
