@@ -101,17 +101,13 @@ pub fn reward_head(
             queries,
             query_every,
         } => {
-            let mut goals = None;
             let labeller = match labeller {
                 Labeller::Clip {
                     goal: Goal::Text(goal),
                 } => preference::Labeller::Clip(clip.embed_texts(&[goal])?.values),
                 Labeller::Clip {
                     goal: Goal::PerInstruction(each),
-                } => {
-                    goals = Some(each.clone());
-                    preference::Labeller::ClipPerInstruction
-                }
+                } => preference::Labeller::ClipPerInstruction(each.clone()),
                 Labeller::Human { label_dir, goal } => {
                     preference::Labeller::Human(HumanDesk::new(label_dir, goal.clone())?)
                 }
@@ -128,7 +124,7 @@ pub fn reward_head(
             };
             let dim = clip.config().projection_dim;
             Box::new(PreferenceHead::new(
-                dim, num_envs, preference, schedule, labeller, goals,
+                dim, num_envs, preference, schedule, labeller,
             )?)
         }
     })

@@ -146,14 +146,9 @@ impl RewardHead for RoboClip {
                 embeddings.dim
             )));
         }
-        let captions = match (&self.goals, step.instructions) {
-            (None, _) => None,
-            (Some(_), Some(captions)) => Some(captions),
-            (Some(_), None) => {
-                return Err(RewardError::Input(
-                    "goals per instruction need envs that carry instructions".into(),
-                ));
-            }
+        let captions = match self.goals {
+            Some(_) => Some(step.captions()?),
+            None => None,
         };
         for (k, &i) in step.envs.iter().enumerate() {
             let pooled = &mut self.pooled[i * dim..(i + 1) * dim];

@@ -130,9 +130,7 @@ impl InstructedVlmRm {
 
 impl RewardHead for InstructedVlmRm {
     fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
-        let (captions, rows) = step.instructions.ok_or_else(|| {
-            RewardError::Input("goals per instruction need envs that carry instructions".into())
-        })?;
+        let (captions, rows) = step.captions()?;
         for row in self.scorers.len()..captions.len() {
             let goal = captions.row(row);
             let baseline = self.baseline.as_deref().unwrap_or(goal);

@@ -45,6 +45,16 @@ pub struct StepFrames<'a> {
     pub instructions: Option<(&'a Embeddings, &'a [usize])>,
 }
 
+impl StepFrames<'_> {
+    /// The instructions' embeddings (their captions, for a head with goals)
+    /// and each env's row; an error where the envs carry none.
+    pub fn captions(&self) -> Result<(&Embeddings, &[usize])> {
+        self.instructions.ok_or_else(|| {
+            RewardError::Input("goals per instruction need envs that carry instructions".into())
+        })
+    }
+}
+
 /// Which steps' frames a head reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Watch {

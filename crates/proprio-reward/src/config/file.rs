@@ -136,7 +136,33 @@ fn query_every() -> u64 {
     5_000
 }
 
+/// `goals` where given, else the one `goal`.
+fn goal(goal: Option<String>, goals: BTreeMap<String, String>) -> Goal {
+    match goals.is_empty() {
+        true => Goal::Text(goal.unwrap_or_default()),
+        false => Goal::PerInstruction(goals),
+    }
+}
+
 impl RewardFile {
+    /// Exactly one of `goal` and `goals`; `missing` says what the first is for.
+    fn one_goal(&self, missing: &str) -> Result<(), String> {
+        let blank = self.goal.as_deref().is_none_or(|g| g.trim().is_empty());
+        match (blank, self.goals.is_empty()) {
+            (true, true) => Err(format!("{missing} (or goals, one per instruction)")),
+            (false, false) => Err("give goal or goals, not both".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes `goal` back as `goal` or `goals`.
+    fn set_goal(&mut self, goal: Goal) {
+        match goal {
+            Goal::Text(text) => self.goal = Some(text),
+            Goal::PerInstruction(goals) => self.goals = goals,
+        }
+    }
+
     /// Checks that the keys fit together; the message names the key at fault.
     fn validate(&self) -> Result<(), String> {
         let finite = |key: &str, v: f32| {
@@ -206,13 +232,7 @@ impl RewardFile {
                 }
             }
             Kind::VlmRm => {
-                match (blank(&self.goal), self.goals.is_empty()) {
-                    (true, true) => {
-                        return Err("kind = \"vlm-rm\" needs goal, a caption of success (or goals, one per instruction)".into());
-                    }
-                    (false, false) => return Err("give goal or goals, not both".into()),
-                    _ => {}
-                }
+                self.one_goal("kind = \"vlm-rm\" needs goal, a caption of success")?;
                 if self.alpha > 0.0 && blank(&self.baseline) {
                     return Err(format!(
                         "alpha = {} projects onto goal − baseline: give baseline too (or alpha = 0)",
@@ -234,13 +254,9 @@ impl RewardFile {
                                 .into(),
                         );
                     }
-                    Some(LabellerKind::Clip) => match (blank(&self.goal), self.goals.is_empty()) {
-                        (true, true) => {
-                            return Err("labeller = \"clip\" needs goal, the caption it judges frames against (or goals, one per instruction)".into());
-                        }
-                        (false, false) => return Err("give goal or goals, not both".into()),
-                        _ => {}
-                    },
+                    Some(LabellerKind::Clip) => self.one_goal(
+                        "labeller = \"clip\" needs goal, the caption it judges frames against",
+                    )?,
                     Some(LabellerKind::Human) if self.label_dir.is_none() => {
                         return Err(
                             "labeller = \"human\" needs label_dir, the folder where pairs are shown and answered"
@@ -288,33 +304,23 @@ impl TryFrom<RewardFile> for RewardConfig {
     /// Checks the keys, then keeps those of the file's kind.
     fn try_from(file: RewardFile) -> Result<Self, String> {
         file.validate()?;
-        let text = |t: Option<String>| t.unwrap_or_default();
         let kind = match file.kind {
             Kind::VlmRm => RewardKind::VlmRm {
-                goal: match file.goals.is_empty() {
-                    true => Goal::Text(text(file.goal)),
-                    false => Goal::PerInstruction(file.goals),
-                },
+                goal: goal(file.goal, file.goals),
                 baseline: file.baseline,
                 alpha: file.alpha,
             },
             Kind::Roboclip => RewardKind::Roboclip {
                 demo: match (file.demo, file.demo_text) {
                     (Some(video), _) => Demo::Video(video),
-                    (None, _) if !file.goals.is_empty() => {
-                        Demo::Text(Goal::PerInstruction(file.goals))
-                    }
-                    (None, text) => Demo::Text(Goal::Text(text.unwrap_or_default())),
+                    (None, text) => Demo::Text(goal(text, file.goals)),
                 },
                 pooling: file.pooling,
             },
             Kind::Preference => RewardKind::Preference {
                 labeller: match (file.labeller, file.label_dir) {
                     (Some(LabellerKind::Clip), _) => Labeller::Clip {
-                        goal: match file.goals.is_empty() {
-                            true => Goal::Text(text(file.goal)),
-                            false => Goal::PerInstruction(file.goals),
-                        },
+                        goal: goal(file.goal, file.goals),
                     },
                     (Some(LabellerKind::Human), Some(label_dir)) => Labeller::Human {
                         label_dir,
@@ -376,10 +382,7 @@ impl From<RewardConfig> for RewardFile {
                 alpha,
             } => {
                 (file.baseline, file.alpha) = (baseline, alpha);
-                match goal {
-                    Goal::Text(goal) => file.goal = Some(goal),
-                    Goal::PerInstruction(goals) => file.goals = goals,
-                }
+                file.set_goal(goal);
             }
             RewardKind::Roboclip { demo, pooling } => {
                 file.kind = Kind::Roboclip;
@@ -387,7 +390,7 @@ impl From<RewardConfig> for RewardFile {
                 match demo {
                     Demo::Video(path) => file.demo = Some(path),
                     Demo::Text(Goal::Text(text)) => file.demo_text = Some(text),
-                    Demo::Text(Goal::PerInstruction(goals)) => file.goals = goals,
+                    Demo::Text(goals) => file.set_goal(goals),
                 }
             }
             RewardKind::Preference {
@@ -399,14 +402,9 @@ impl From<RewardConfig> for RewardFile {
                 file.kind = Kind::Preference;
                 (file.segment, file.queries, file.query_every) = (segment, queries, query_every);
                 (file.labeller, file.goal, file.label_dir) = match labeller {
-                    Labeller::Clip {
-                        goal: Goal::Text(goal),
-                    } => (Some(LabellerKind::Clip), Some(goal), None),
-                    Labeller::Clip {
-                        goal: Goal::PerInstruction(goals),
-                    } => {
-                        file.goals = goals;
-                        (Some(LabellerKind::Clip), None, None)
+                    Labeller::Clip { goal } => {
+                        file.set_goal(goal);
+                        (Some(LabellerKind::Clip), file.goal.take(), None)
                     }
                     Labeller::Oracle => (Some(LabellerKind::Oracle), None, None),
                     Labeller::Human { label_dir, goal } => {

@@ -21,9 +21,10 @@ pub enum Labeller {
     Oracle,
     /// CLIP: whose last frame is closer to the goal text (unit embedding).
     Clip(Vec<f32>),
-    /// CLIP, with goals: whose last frame is closer to its own instruction's
-    /// caption, which the segment's features carry beside each frame.
-    ClipPerInstruction,
+    /// CLIP, with a caption per instruction: whose last frame is closer to
+    /// its own instruction's caption, which the segment's features carry
+    /// beside each frame (so `r_ψ` reads it too).
+    ClipPerInstruction(BTreeMap<String, String>),
     /// A person, shown the segments' frames (see [`super::human`]).
     Human(HumanDesk),
 }
@@ -78,8 +79,6 @@ pub struct PreferenceHead {
     model: PreferenceModel,
     labeller: Labeller,
     schedule: Schedule,
-    /// Each instruction's caption, where `r_ψ` reads it beside each frame.
-    goals: Option<BTreeMap<String, String>>,
     /// Features per frame: the frame's embedding, then its caption's with goals.
     dim: usize,
     /// Each scored env's features this step (reused).
@@ -100,15 +99,14 @@ pub struct PreferenceHead {
 pub const REWARD_NET_FILE: &str = "reward_net.bpk";
 
 impl PreferenceHead {
-    /// A head for `num_envs` envs whose frames embed to `dim` values; with
-    /// `goals`, `r_ψ` reads each frame beside its instruction's caption.
+    /// A head for `num_envs` envs whose frames embed to `dim` values; with a
+    /// caption per instruction, `r_ψ` reads each frame beside its instruction's.
     pub fn new(
         dim: usize,
         num_envs: usize,
         config: PreferenceConfig,
         schedule: Schedule,
         labeller: Labeller,
-        goals: Option<BTreeMap<String, String>>,
     ) -> Result<Self> {
         if schedule.queries == 0 || schedule.query_every == 0 || schedule.pool < 2 {
             return Err(RewardError::Input(
@@ -124,20 +122,16 @@ impl PreferenceHead {
                 goal.len()
             )));
         }
-        if matches!(labeller, Labeller::ClipPerInstruction) != goals.is_some() {
-            return Err(RewardError::Input(
-                "a CLIP labeller reads each instruction's caption exactly when the head has goals"
-                    .into(),
-            ));
-        }
-        let dim = if goals.is_some() { 2 * dim } else { dim };
+        let dim = match labeller {
+            Labeller::ClipPerInstruction(_) => 2 * dim,
+            _ => dim,
+        };
         let segment = config.segment;
         let rng = proprio::episode_rng(config.seed, 1, 1);
         Ok(Self {
             model: PreferenceModel::new(dim, config)?,
             labeller,
             schedule,
-            goals,
             dim,
             scratch: Vec::with_capacity(num_envs * dim),
             segment,
@@ -193,7 +187,7 @@ impl PreferenceHead {
                     )
                 })
                 .collect(),
-            Labeller::ClipPerInstruction => picks
+            Labeller::ClipPerInstruction(_) => picks
                 .iter()
                 .map(|&(a, b)| {
                     let score = |k: usize| {
@@ -271,19 +265,14 @@ impl RewardHead for PreferenceHead {
     fn rewards(&mut self, step: &StepFrames, out: &mut [f32]) -> Result<()> {
         let mut features = std::mem::take(&mut self.scratch);
         features.clear();
-        match (&self.goals, step.instructions) {
-            (None, _) => features.extend_from_slice(&step.embeddings.values),
-            (Some(_), Some((captions, rows))) => {
-                for (k, &row) in rows.iter().enumerate() {
-                    features.extend_from_slice(step.embeddings.row(k));
-                    features.extend_from_slice(captions.row(row));
-                }
+        if self.instruction_goals().is_some() {
+            let (captions, rows) = step.captions()?;
+            for (k, &row) in rows.iter().enumerate() {
+                features.extend_from_slice(step.embeddings.row(k));
+                features.extend_from_slice(captions.row(row));
             }
-            (Some(_), None) => {
-                return Err(RewardError::Input(
-                    "goals per instruction need envs that carry instructions".into(),
-                ));
-            }
+        } else {
+            features.extend_from_slice(&step.embeddings.values);
         }
         let paid = self.score(step, &features, out);
         self.scratch = features;
@@ -291,7 +280,10 @@ impl RewardHead for PreferenceHead {
     }
 
     fn instruction_goals(&self) -> Option<&BTreeMap<String, String>> {
-        self.goals.as_ref()
+        match &self.labeller {
+            Labeller::ClipPerInstruction(goals) => Some(goals),
+            _ => None,
+        }
     }
 
     fn restart(&mut self, env: usize) {
@@ -368,15 +360,8 @@ mod tests {
     #[test]
     fn the_head_learns_the_oracles_preference_online() {
         let (config, schedule) = quick_fit(200);
-        let mut head = PreferenceHead::new(
-            2,
-            2,
-            config.clone(),
-            schedule.clone(),
-            Labeller::Oracle,
-            None,
-        )
-        .unwrap();
+        let mut head =
+            PreferenceHead::new(2, 2, config.clone(), schedule.clone(), Labeller::Oracle).unwrap();
         let mut rng = proprio::episode_rng(3, 0, 0);
         let mut out = [0.0; 2];
         for t in 0..200 {
@@ -412,8 +397,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("proprio-pref-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         head.save(&dir).unwrap();
-        let mut frozen =
-            PreferenceHead::new(2, 2, config, schedule, Labeller::Oracle, None).unwrap();
+        let mut frozen = PreferenceHead::new(2, 2, config, schedule, Labeller::Oracle).unwrap();
         frozen.load(&dir, true).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         let mut again = [0.0; 2];
@@ -432,9 +416,8 @@ mod tests {
     #[test]
     fn with_goals_r_psi_pays_each_frame_for_its_own_instructions_caption() {
         let (config, schedule) = quick_fit(300);
-        let goals = Some(BTreeMap::new());
-        let labeller = Labeller::ClipPerInstruction;
-        let mut head = PreferenceHead::new(2, 2, config, schedule, labeller, goals).unwrap();
+        let labeller = Labeller::ClipPerInstruction(BTreeMap::new());
+        let mut head = PreferenceHead::new(2, 2, config, schedule, labeller).unwrap();
         let captions = Embeddings {
             dim: 2,
             values: vec![1.0, 0.0, 0.0, 1.0],
@@ -501,8 +484,7 @@ mod tests {
             pool: 2,
         };
         let desk = HumanDesk::new(&dir, None).unwrap();
-        let mut head =
-            PreferenceHead::new(1, 2, config, schedule, Labeller::Human(desk), None).unwrap();
+        let mut head = PreferenceHead::new(1, 2, config, schedule, Labeller::Human(desk)).unwrap();
         let person = {
             let dir = dir.clone();
             std::thread::spawn(move || {
