@@ -84,6 +84,17 @@ fn a_progress_model_is_fitted_judged_and_paid_as_a_reward() {
         assert!(dir.join("progress").join(file).is_file(), "{file}");
     }
     assert_one_line_error(&run(fit_words, &fit), "already exists");
+    // A caption per instruction, for demonstrations that carry none.
+    let goals = dir.join("goals.toml");
+    std::fs::write(&goals, "[goals]\n\"pick up the red cube\" = \"it is up\"\n").unwrap();
+    let out = path("captioned");
+    let captioned = [
+        &fit[..4],
+        &["--goals", goals.to_str().unwrap(), "--out", &out],
+    ]
+    .concat();
+    assert_one_line_error(&run(fit_words, &captioned), "carry no instruction");
+    assert!(!dir.join("captioned").exists());
     let eval = "reward-model eval --failures 3 --near-misses 3 --decoys 3";
     let report = json(&rendered(eval, &["--model", &path("progress"), "--demos", &held]).unwrap());
     assert_eq!(report["episodes"], 3);
@@ -228,13 +239,37 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
                 --image-size 32 --patch-size 8 --frames 64 --steps 3 --scripted 0.5";
     rendered(clip, &["--out", &path("clip")]).unwrap();
     let fit = ["--demos", &path("train.demos"), "--clip", &path("clip")];
+    // Each instruction's success caption, read in its place (`--goals`).
+    let goals = dir.join("goals.toml");
+    let mut table = String::from("[goals]\n");
+    for cube in ["red", "green", "blue"] {
+        for side in ["front", "back", "left", "right"] {
+            table += &format!(
+                "\"push the {cube} cube to the {side}\" = \"the {cube} cube is at the {side}\"\n"
+            );
+        }
+        table +=
+            &format!("\"pick up the {cube} cube\" = \"the gripper holds the {cube} cube up\"\n");
+        for on in ["red", "green", "blue"]
+            .into_iter()
+            .filter(|on| *on != cube)
+        {
+            table += &format!(
+                "\"put the {cube} cube on the {on} cube\" = \"the {cube} cube rests on the {on} cube\"\n"
+            );
+        }
+    }
+    std::fs::write(&goals, &table).unwrap();
+    let captions = &["--goals", goals.to_str().unwrap()][..];
     // The instruction read as the text tower's sentence embedding, word by
-    // word, and as its words fused into one token that weighs the frames.
+    // word, as its words fused into one token that weighs the frames, and
+    // as its caption's sentence embedding.
     let fused = &["--words", "--fuse-words", "--weigh"][..];
     for (name, reading) in [
         ("sentence", &[][..]),
         ("words", &["--words"][..]),
         ("fused", fused),
+        ("captions", captions),
     ] {
         let fit_words = "reward-model fit-progress --failures 2 --decoys 0 --steps 4";
         let out = ["--out", &path(name)];
@@ -246,8 +281,14 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
             "{summary}"
         );
         let header = std::fs::read_to_string(dir.join(name).join("progress.json")).unwrap();
-        let config = &serde_json::from_str::<Value>(&header).unwrap()["config"];
+        let header: Value = serde_json::from_str(&header).unwrap();
+        let config = &header["config"];
         let words = config["words"].as_u64();
+        assert_eq!(
+            header["goals"]["pick up the green cube"].as_str(),
+            (name == "captions").then_some("the gripper holds the green cube up"),
+            "{header}"
+        );
         assert_eq!(
             config["fuse_words"].as_bool(),
             Some(name == "fused"),
@@ -257,7 +298,7 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
         // "put the green cube on the red cube" and its start and end tokens.
         assert_eq!(
             words,
-            Some(if reading.is_empty() { 0 } else { 10 }),
+            Some(if reading.contains(&"--words") { 10 } else { 0 }),
             "{header}"
         );
         let eval = "reward-model eval --failures 2 --near-misses 0 --decoys 0";
@@ -294,6 +335,16 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
             assert!((0.0..=150.0).contains(&r), "{report}");
         }
     }
+    // A goals table without one of the demonstrated instructions' captions.
+    let out = path("uncaptioned");
+    let partial = table.replace("\"pick up the red cube\"", "\"pick up the pink cube\"");
+    std::fs::write(&goals, partial).unwrap();
+    let fit_words = "reward-model fit-progress --failures 2 --decoys 0 --steps 4";
+    assert_one_line_error(
+        &run(fit_words, &[&fit[..], &["--out", &out], captions].concat()),
+        "no caption for the instruction \"pick up the red cube\"",
+    );
+    assert!(!dir.join("uncaptioned").exists());
     // Words the transformer reads one by one cannot weigh the frames.
     let out = path("unfused");
     let unfused = [&fit[..], &["--out", &out, "--words", "--weigh"]].concat();

@@ -11,6 +11,25 @@ use proprio_text::ClipTokenizer;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+/// `goals` keyed as `tokenizer` reads an instruction back (lower case,
+/// spaces collapsed), the way a decoded observation reads.
+pub(crate) fn keyed(
+    tokenizer: &ClipTokenizer,
+    goals: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    goals
+        .iter()
+        .map(|(instruction, goal)| (read_back(tokenizer, instruction), goal.clone()))
+        .collect()
+}
+
+/// `text` as `tokenizer` reads it back.
+pub(crate) fn read_back(tokenizer: &ClipTokenizer, text: &str) -> String {
+    tokenizer
+        .decode(&tokenizer.encode(text))
+        .unwrap_or_else(|| text.to_string())
+}
+
 /// Every instruction seen so far, embedded, and each stepped env's row.
 pub struct Instructions {
     /// The columns of the observation row that hold the instruction's token ids.
@@ -40,19 +59,7 @@ impl Instructions {
     ) -> Option<Self> {
         let columns = space.token_parts().into_iter().next()?;
         let tokenizer = ClipTokenizer::openai(columns.len());
-        // Keyed as a decoded observation reads (lower case, spaces collapsed).
-        let goals = goals.map(|goals| {
-            goals
-                .iter()
-                .map(|(instruction, goal)| {
-                    let ids = tokenizer.encode(instruction);
-                    let read = tokenizer
-                        .decode(&ids)
-                        .unwrap_or_else(|| instruction.clone());
-                    (read, goal.clone())
-                })
-                .collect()
-        });
+        let goals = goals.map(|goals| keyed(&tokenizer, goals));
         Some(Self {
             tokenizer,
             goals,

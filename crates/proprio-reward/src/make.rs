@@ -90,9 +90,7 @@ pub fn reward_head(
             if !ensemble.is_empty() {
                 return progress_ensemble(clip, model, ensemble, &instruction, *shaping, num_envs);
             }
-            let text = clip
-                .read_texts(&[&instruction], model.config.reading())?
-                .values;
+            let text = read_instruction(clip, &model, &instruction)?;
             Box::new(ProgressHead::new(model, text, own, *shaping, num_envs)?)
         }
         RewardKind::Preference {
@@ -143,9 +141,7 @@ fn progress_ensemble(
 ) -> Result<Box<dyn RewardHead>> {
     let side = clip.config().vision_config.image_size;
     let head = |model, text| ProgressHead::new(model, text, false, Shaping::Progress, num_envs);
-    let text = clip
-        .read_texts(&[instruction], first.config.reading())?
-        .values;
+    let text = read_instruction(clip, &first, instruction)?;
     let mut members = vec![Member {
         clip: None,
         head: head(first, text)?,
@@ -162,13 +158,21 @@ fn progress_ensemble(
                 ),
             ));
         }
-        let text = own
-            .read_texts(&[instruction], model.config.reading())?
-            .values;
+        let text = read_instruction(&own, &model, instruction)?;
         members.push(Member {
             clip: Some(own),
             head: head(model, text)?,
         });
     }
     Ok(Box::new(ProgressEnsemble::new(members, shaping, num_envs)?))
+}
+
+/// `instruction` embedded by `clip` as `model` reads it (its goal caption, where it reads those).
+fn read_instruction(
+    clip: &ClipModel,
+    model: &ProgressModel,
+    instruction: &str,
+) -> Result<Vec<f32>> {
+    let text = model.texts(&[instruction.to_string()])?;
+    Ok(clip.read_texts(&[&text[0]], model.config.reading())?.values)
 }

@@ -15,9 +15,13 @@ use proprio::serde_json::Value;
 use proprio::wrappers::SameStepAutoreset;
 use proprio::{AutoresetMode, Scene, VecEnv, VecOptions};
 use proprio_reward::clip::{ClipModel, Embeddings};
+use proprio_reward::progress::{
+    Episode, EpisodeKind, ProgressConfig, ProgressData, ProgressModel, ProgressNet,
+    running_progress,
+};
 use proprio_reward::{
     Demo, Goal, MODEL_RETURN, MODEL_REWARD, ModelReward, Pooling, RewardConfig, RewardKind,
-    TASK_REWARD, VlmRm, model_reward,
+    Shaping, TASK_REWARD, VlmRm, model_reward,
 };
 use proprio_text::ClipTokenizer;
 use std::collections::BTreeMap;
@@ -392,40 +396,28 @@ fn instruct_instructions() -> Vec<String> {
     all
 }
 
-#[test]
-fn goals_per_instruction_score_each_env_against_its_own_episodes_caption() {
-    // A caption per instruction, each naming its own instruction's words.
-    let goals: BTreeMap<String, String> = instruct_instructions()
-        .into_iter()
-        .map(|i| (i.clone(), format!("a photo: {i}")))
-        .collect();
-    let reward = RewardConfig {
-        model: Some(tiny()),
-        camera: "front".into(),
-        ..RewardConfig::new(RewardKind::VlmRm {
-            goal: Goal::PerInstruction(goals.clone()),
-            baseline: Some("a table with cubes".into()),
-            alpha: 0.5,
-        })
-    };
+/// Envs paid by a model reward.
+type Paid = ModelReward<Box<dyn VecEnv>>;
+
+/// Four instruct-v0 envs (every instruction in the draw) paid by `reward`,
+/// stepped once from seed 2, with each env's instruction read back from its
+/// observation outside the wrapper; `None` where nothing renders.
+fn instruct_step(reward: &RewardConfig) -> Option<(Paid, Vec<String>)> {
     let options = VecOptions {
         threads: Some(1),
         ..VecOptions::default()
     };
     let config = proprio::serde_json::json!({"split": "all"});
     let inner = proprio::make_vec("manipulation/instruct-v0", 4, &config, options).unwrap();
-    let Some(mut venv) = rendered(model_reward(
+    let mut venv = rendered(model_reward(
         inner,
-        &reward,
+        reward,
         &FrameSource::new(),
         &Device::flex(),
-    )) else {
-        return;
-    };
+    ))?;
     venv.reset(Some(2), None).unwrap();
     let actions = vec![0.0; 4 * venv.spec().action_space.flat_dim()];
     venv.step(&actions).unwrap();
-    // Each env's instruction read back from its observation, outside the wrapper.
     let columns = venv.spec().observation_space.token_parts()[0].clone();
     let tokenizer = ClipTokenizer::openai(columns.len());
     let batch = venv.batch();
@@ -442,6 +434,33 @@ fn goals_per_instruction_score_each_env_against_its_own_episodes_caption() {
         instructions[1..].iter().any(|i| *i != instructions[0]),
         "the seed draws different instructions: {instructions:?}"
     );
+    Some((venv, instructions))
+}
+
+/// A caption per instruction, each naming its own instruction's words.
+fn photo_goals() -> BTreeMap<String, String> {
+    instruct_instructions()
+        .into_iter()
+        .map(|i| (i.clone(), format!("a photo: {i}")))
+        .collect()
+}
+
+#[test]
+fn goals_per_instruction_score_each_env_against_its_own_episodes_caption() {
+    let goals = photo_goals();
+    let reward = RewardConfig {
+        model: Some(tiny()),
+        camera: "front".into(),
+        ..RewardConfig::new(RewardKind::VlmRm {
+            goal: Goal::PerInstruction(goals.clone()),
+            baseline: Some("a table with cubes".into()),
+            alpha: 0.5,
+        })
+    };
+    let Some((venv, instructions)) = instruct_step(&reward) else {
+        return;
+    };
+    let batch = venv.batch();
     let clip = ClipModel::load(&tiny(), &Device::flex()).unwrap();
     let frames = embed_view(&venv, &clip, "front");
     let baseline = clip.embed_texts(&["a table with cubes"]).unwrap();
@@ -487,4 +506,73 @@ fn goals_per_instruction_score_each_env_against_its_own_episodes_caption() {
         error.to_string().contains("carry no instruction"),
         "{error}"
     );
+}
+
+#[test]
+fn a_progress_model_with_goals_reads_each_env_under_its_own_instructions_caption() {
+    let device = Device::flex();
+    let clip = ClipModel::load(&tiny(), &device).unwrap();
+    let dim = clip.config().projection_dim;
+    let cfg = ProgressConfig {
+        window: 3,
+        width: 8,
+        heads: 2,
+        ..ProgressConfig::default()
+    };
+    let goals = photo_goals();
+    let model = ProgressModel {
+        net: ProgressNet::new(&cfg, dim, dim, &device),
+        config: cfg,
+        dim,
+        text_dim: dim,
+        instructions: vec!["pick up the red cube".into()],
+        goals: Some(goals.clone()),
+    };
+    let dir = std::env::temp_dir().join(format!("proprio-progress-goals-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    model.save(&dir, &tiny(), Value::Null).unwrap();
+    let reward = RewardConfig {
+        model: Some(dir.clone()),
+        camera: "front".into(),
+        ..RewardConfig::new(RewardKind::Progress {
+            instruction: None,
+            shaping: Shaping::Progress,
+            ensemble: Vec::new(),
+        })
+    };
+    let stepped = instruct_step(&reward);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let Some((venv, instructions)) = stepped else {
+        return;
+    };
+    let frames = embed_view(&venv, &clip, "front");
+    for (i, instruction) in instructions.iter().enumerate() {
+        // The env's first frame read under its caption, and under its instruction's words.
+        let texts = clip
+            .embed_texts(&[&goals[instruction], instruction])
+            .unwrap();
+        let data = ProgressData {
+            dim,
+            texts: vec![texts.row(0).to_vec(), texts.row(1).to_vec()],
+            episodes: (0..2)
+                .map(|text| Episode {
+                    frames: frames.row(i).to_vec(),
+                    text,
+                    kind: EpisodeKind::Demo,
+                    unscored: 0,
+                })
+                .collect(),
+        };
+        let read = |episode| running_progress(&model.net, &data, episode, 3).unwrap()[0];
+        let paid = venv.batch().infos[i].get(MODEL_REWARD).unwrap() as f32;
+        assert!(
+            (paid - read(0)).abs() < 1e-5,
+            "env {i} ({instruction}): {paid} vs {}",
+            read(0)
+        );
+        assert!(
+            (paid - read(1)).abs() > 1e-6,
+            "env {i} is read under its caption, not its instruction's words"
+        );
+    }
 }

@@ -9,11 +9,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use proprio::serde_json::{Value, json};
 use proprio_learn::EnvSource;
 use proprio_learn::bc::{Demonstrations, FrameEpisodes, Player, demo_frames, rollout_frames};
+use proprio_reward::Goal;
 use proprio_reward::clip::{ClipModel, TextReading};
 use proprio_reward::progress::{
     Episode, EpisodeKind, Presentation, ProgressConfig, ProgressData, ProgressModel, Ranking,
-    episode_value_orders, fit, mean_value_order, value_order_correlation,
+    episode_value_orders, fit, instruction_texts, mean_value_order, value_order_correlation,
 };
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -32,6 +34,12 @@ pub struct FitProgressArgs {
     /// The task's instruction, for an env whose observations carry none.
     #[arg(long)]
     instruction: Option<String>,
+    /// A TOML file whose `[goals]` table gives each instruction's success
+    /// caption (a reward file's table): the model reads the caption in the
+    /// instruction's place, here and as a reward, so an instruction it never
+    /// saw demonstrated reads through words its CLIP grounded in scenes.
+    #[arg(long)]
+    goals: Option<PathBuf>,
     /// Random-action episodes of the same env stack; the failed ones are learned as no progress.
     #[arg(long, default_value_t = 64)]
     failures: usize,
@@ -144,10 +152,20 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
             "--weigh reads the instruction as one token: the sentence, or --words with --fuse-words".into(),
         ));
     }
+    let goals = match &args.goals {
+        Some(path) => Some(Goal::read_table(path).map_err(reward)?),
+        None => None,
+    };
     let start = Instant::now();
     let cpu = proprio_learn::ComputeDevice::Cpu.device().map_err(learn)?;
     let clip = ClipModel::load(&args.clip, &cpu).map_err(reward)?;
     let (demos, source) = read_demos(&args.demos)?;
+    if goals.is_some() && demos.episodes.iter().any(|e| e.instruction.is_none()) {
+        return Err(Failure(format!(
+            "--goals gives a caption per instruction, but {}'s episodes carry no instruction: name the task's caption with --instruction",
+            args.demos.display()
+        )));
+    }
     let failures = failed(&source, args.failures, Player::Random, args.seed)?;
     let decoys = failed(&source, args.decoys, Player::Decoy, args.seed)?;
     let mut drifts = FrameEpisodes {
@@ -191,8 +209,14 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         ),
         false => TextReading::Sentence,
     };
-    let (mut data, instructions, read) =
-        embed(&clip, &sets, args.instruction.as_deref(), &[], reading)?;
+    let (mut data, instructions, read) = embed(
+        &clip,
+        &sets,
+        args.instruction.as_deref(),
+        &[],
+        goals.as_ref(),
+        reading,
+    )?;
     cfg.words = match read {
         TextReading::Words(n) => n,
         TextReading::Sentence => 0,
@@ -218,6 +242,7 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         "policy_scored_from": finished,
         "episodes": {"demos": report.train_demos + report.holdout.len(), "failures": data.of_kind(EpisodeKind::Failure).len(), "decoys": decoys.episodes.len()},
         "instructions": instructions,
+        "goals": args.goals,
         "steps": cfg.steps,
         "final_loss": report.final_loss,
         "holdout_demos": report.holdout.len(),
@@ -233,6 +258,7 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
         dim: data.dim,
         text_dim: data.text_dim(),
         instructions,
+        goals,
     };
     model
         .save(&args.out, &args.clip, summary.clone())
@@ -274,7 +300,14 @@ pub fn eval_progress(args: &EvalProgressArgs) -> CliResult {
         (&decoys, EpisodeKind::Failure, 0),
     ];
     let reading = |_: &[String]| model.config.reading();
-    let (data, instructions, _) = embed(&clip, &sets, instruction, &model.instructions, reading)?;
+    let (data, instructions, _) = embed(
+        &clip,
+        &sets,
+        instruction,
+        &model.instructions,
+        model.goals.as_ref(),
+        reading,
+    )?;
     let count =
         |set: usize| -> usize { sets[..set].iter().map(|(s, _, _)| s.episodes.len()).sum() };
     let demo_ids: Vec<usize> = (0..count(1)).collect();
@@ -354,12 +387,14 @@ fn read_demos(path: &Path) -> Result<(FrameEpisodes, EnvSource), Failure> {
 /// The episodes of `sets` (each with its kind and unscored frames) embedded
 /// by `clip`, each step's views side by side, under their own instructions
 /// or `instruction` for an env without them; the instructions listed in
-/// `known` come first, in that order, and are read as `reading` says of them all.
+/// `known` come first, in that order, and are read (as their captions in
+/// `goals`, where given) as `reading` says of them all.
 fn embed(
     clip: &ClipModel,
     sets: &[(&FrameEpisodes, EpisodeKind, usize)],
     instruction: Option<&str>,
     known: &[String],
+    goals: Option<&BTreeMap<String, String>>,
     reading: impl FnOnce(&[String]) -> TextReading,
 ) -> Result<(ProgressData, Vec<String>, TextReading), Failure> {
     let mut instructions: Vec<String> = known.to_vec();
@@ -393,8 +428,9 @@ fn embed(
             });
         }
     }
-    let read = reading(&instructions);
-    let texts: Vec<&str> = instructions.iter().map(String::as_str).collect();
+    let texts = instruction_texts(goals, &instructions).map_err(reward)?;
+    let read = reading(&texts);
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let embedded = clip.read_texts(&texts, read).map_err(reward)?;
     let data = ProgressData {
         dim: clip.config().projection_dim * sets.first().map_or(1, |(s, _, _)| s.views),

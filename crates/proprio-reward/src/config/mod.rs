@@ -96,6 +96,35 @@ pub enum Goal {
     PerInstruction(BTreeMap<String, String>),
 }
 
+impl Goal {
+    /// The `[goals]` table of a TOML file (a reward file's, or a file of
+    /// that table alone; its other keys are not read): each instruction with
+    /// its success caption, none empty.
+    pub fn read_table(path: &Path) -> Result<BTreeMap<String, String>> {
+        #[derive(Deserialize)]
+        struct Table {
+            goals: Option<BTreeMap<String, String>>,
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| RewardError::io(path, e))?;
+        let table: Table = toml::from_str(&text).map_err(|e| {
+            RewardError::config(path, e.message().trim_end_matches('\n').to_string())
+        })?;
+        let goals = table.goals.filter(|g| !g.is_empty()).ok_or_else(|| {
+            RewardError::config(path, "no [goals] table of instruction = \"caption\" lines")
+        })?;
+        match goals
+            .iter()
+            .find(|(i, g)| i.trim().is_empty() || g.trim().is_empty())
+        {
+            Some((instruction, _)) => Err(RewardError::config(
+                path,
+                format!("goals: the instruction \"{instruction}\" or its caption is empty"),
+            )),
+            None => Ok(goals),
+        }
+    }
+}
+
 /// RoboCLIP's demonstration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Demo {

@@ -9,7 +9,7 @@ use crate::config::Shaping;
 use crate::wrapper::{RewardHead, StepFrames};
 use crate::{Result, RewardError};
 use burn::prelude::*;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Reads progress from each env's frames since its episode began (the newest `window`).
 pub struct ProgressHead {
@@ -20,6 +20,8 @@ pub struct ProgressHead {
     text: Vec<f32>,
     /// Whether an env's own instruction, where its observation carries one, replaces `text`.
     own_instructions: bool,
+    /// The model's goal captions, read in its instructions' place ([`ProgressModel::goals`]).
+    goals: Option<BTreeMap<String, String>>,
     shaping: Shaping,
     /// Per env, its episode's newest frames, oldest first (at most `window`; rows reused).
     frames: Vec<VecDeque<Vec<f32>>>,
@@ -52,6 +54,7 @@ impl ProgressHead {
             dim: model.dim,
             text,
             own_instructions,
+            goals: model.goals,
             shaping,
             frames: vec![VecDeque::new(); num_envs],
             last: vec![0.0; num_envs],
@@ -130,6 +133,10 @@ impl RewardHead for ProgressHead {
     fn text_reading(&self) -> TextReading {
         self.reading
     }
+
+    fn instruction_goals(&self) -> Option<&BTreeMap<String, String>> {
+        self.goals.as_ref().filter(|_| self.own_instructions)
+    }
 }
 
 #[cfg(test)]
@@ -155,6 +162,7 @@ pub(super) mod tests {
             dim: 2 * views,
             text_dim: 2,
             instructions: vec!["lift".into()],
+            goals: None,
         }
     }
 

@@ -21,7 +21,7 @@ pub use score::{
     Presentation, Ranking, episode_value_orders, mean_value_order, running_progress, spearman,
     value_order_correlation,
 };
-pub use store::{CLIP_SUBDIR, ProgressModel};
+pub use store::{CLIP_SUBDIR, ProgressModel, instruction_texts};
 
 use crate::clip::{Activation, Encoder, TextReading, TowerShape};
 use burn::module::Param;

@@ -8,6 +8,7 @@ use crate::clip::ClipModel;
 use crate::{Result, RewardError};
 use burn::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The sub-directory holding the model's CLIP.
@@ -28,6 +29,9 @@ pub struct ProgressModel {
     pub text_dim: usize,
     /// The instructions it was fitted under (one, for a task without instructions).
     pub instructions: Vec<String>,
+    /// Each instruction's success caption, which the model reads in the
+    /// instruction's place (`fit-progress --goals`); `None` reads the instructions.
+    pub goals: Option<BTreeMap<String, String>>,
 }
 
 /// `progress.json`.
@@ -37,6 +41,8 @@ struct Header {
     dim: usize,
     text_dim: usize,
     instructions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    goals: Option<BTreeMap<String, String>>,
     #[serde(default)]
     fit: serde_json::Value,
 }
@@ -70,6 +76,7 @@ impl ProgressModel {
             dim: self.dim,
             text_dim: self.text_dim,
             instructions: self.instructions.clone(),
+            goals: self.goals.clone(),
             fit,
         };
         let text =
@@ -126,7 +133,13 @@ impl ProgressModel {
             dim: header.dim,
             text_dim: header.text_dim,
             instructions: header.instructions,
+            goals: header.goals,
         })
+    }
+
+    /// The texts the model reads for `instructions` ([`instruction_texts`] of its goals).
+    pub fn texts(&self, instructions: &[String]) -> Result<Vec<String>> {
+        instruction_texts(self.goals.as_ref(), instructions)
     }
 
     /// The directory of the CLIP a saved model in `dir` reads embeddings of.
@@ -165,6 +178,34 @@ impl ProgressModel {
     }
 }
 
+/// The texts a progress model reads for `instructions`: their captions in
+/// `goals` (matched as the tokenizer reads an instruction back; one without
+/// a caption is an error), or without goals the instructions themselves.
+pub fn instruction_texts(
+    goals: Option<&BTreeMap<String, String>>,
+    instructions: &[String],
+) -> Result<Vec<String>> {
+    let Some(goals) = goals else {
+        return Ok(instructions.to_vec());
+    };
+    // CLIP's context: long enough that no instruction is cut before matching.
+    let tokenizer = proprio_text::ClipTokenizer::openai(77);
+    let goals = crate::instructions::keyed(&tokenizer, goals);
+    instructions
+        .iter()
+        .map(|text| {
+            goals
+                .get(&crate::instructions::read_back(&tokenizer, text))
+                .cloned()
+                .ok_or_else(|| {
+                    RewardError::Input(format!(
+                        "the goals give no caption for the instruction \"{text}\""
+                    ))
+                })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,6 +238,7 @@ mod tests {
             dim: 6,
             text_dim: 3,
             instructions: vec!["stack the cubes".into()],
+            goals: Some([("Stack  the cubes".into(), "a tower".into())].into()),
         };
         let dir = root.join("model");
         model
@@ -205,6 +247,17 @@ mod tests {
         assert!(dir.join(CLIP_SUBDIR).join("config.json").is_file());
         let loaded = ProgressModel::load(&dir).unwrap();
         assert_eq!(loaded.instructions, model.instructions);
+        assert_eq!(loaded.goals, model.goals);
+        // Matched as the tokenizer reads an instruction back; one without a caption is refused.
+        assert_eq!(
+            loaded.texts(&["stack the cubes".into()]).unwrap(),
+            ["a tower"]
+        );
+        let uncaptioned = loaded.texts(&["lift".into()]).unwrap_err();
+        assert!(
+            uncaptioned.to_string().contains("\"lift\""),
+            "{uncaptioned}"
+        );
         assert_eq!((loaded.dim, loaded.text_dim), (6, 3));
         assert_eq!(loaded.config, model.config);
         let data = ProgressData {

@@ -223,3 +223,37 @@ fn relative_paths_are_read_from_the_files_folder() {
     assert!(err.starts_with(&file.display().to_string()) && err.contains("needs demo"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_goals_table_reads_from_a_reward_file_or_alone_and_an_empty_one_is_refused() {
+    let dir = std::env::temp_dir().join(format!("proprio-goals-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("goals.toml");
+    let read = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        Goal::read_table(&file)
+    };
+    let table = BTreeMap::from([("lift it".to_string(), "it is up".to_string())]);
+    let reward = "kind = \"vlm-rm\"\n[goals]\n\"lift it\" = \"it is up\"\n";
+    assert_eq!(read(reward).unwrap(), table);
+    assert_eq!(
+        read("[goals]\n\"lift it\" = \"it is up\"\n").unwrap(),
+        table
+    );
+    for (text, expected) in [
+        ("kind = \"vlm-rm\"\ngoal = \"g\"\n", "no [goals] table"),
+        ("[goals]\n", "no [goals] table"),
+        (
+            "[goals]\n\"lift it\" = \" \"\n",
+            "\"lift it\" or its caption is empty",
+        ),
+        ("[goals]\n\"lift it\" = 3\n", "goals"),
+    ] {
+        let e = read(text).unwrap_err().to_string();
+        assert!(
+            e.contains(expected) && e.contains("goals.toml"),
+            "{text}: {e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
