@@ -260,10 +260,10 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
         }
     }
     std::fs::write(&goals, &table).unwrap();
-    let captions = &["--goals", goals.to_str().unwrap()][..];
+    let captions = &["--goals", goals.to_str().unwrap(), "--similarity"][..];
     // The instruction read as the text tower's sentence embedding, word by
     // word, as its words fused into one token that weighs the frames, and
-    // as its caption's sentence embedding.
+    // as its caption's sentence embedding with each view's cosine to it.
     let fused = &["--words", "--fuse-words", "--weigh"][..];
     for (name, reading) in [
         ("sentence", &[][..]),
@@ -295,6 +295,8 @@ fn an_instruction_following_env_is_read_under_each_episodes_instruction() {
             "{header}"
         );
         assert_eq!(config["weigh"].as_bool(), Some(name == "fused"), "{header}");
+        let similarity = config["similarity"].as_bool();
+        assert_eq!(similarity, Some(name == "captions"), "{header}");
         // "put the green cube on the red cube" and its start and end tokens.
         assert_eq!(
             words,

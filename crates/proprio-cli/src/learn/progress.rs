@@ -94,6 +94,11 @@ pub struct FitProgressArgs {
     /// word in its place adds its own term.
     #[arg(long)]
     weigh: bool,
+    /// Each frame also carries its views' cosines with the instruction's
+    /// sentence embedding (its caption's, with `--goals`): the CLIP's own
+    /// reading of how well the frame matches the words.
+    #[arg(long, conflicts_with = "words")]
+    similarity: bool,
     /// Fit the time-shuffled control instead (demonstrations' frames shuffled
     /// in time, no failures): a model that can learn no order, for `eval`.
     #[arg(long)]
@@ -223,6 +228,7 @@ pub fn fit_progress(args: &FitProgressArgs) -> CliResult {
     };
     cfg.fuse_words = args.fuse_words;
     cfg.weigh = args.weigh;
+    cfg.similarity = args.similarity;
     if args.control {
         data = data.time_shuffled_control(&mut proprio::episode_rng(args.seed, 3, 0));
     }

@@ -38,7 +38,7 @@ pub fn fit(
 ) -> Result<(ProgressNet, FitReport)> {
     cfg.validate().map_err(RewardError::Input)?;
     data.validate()?;
-    cfg.check_text_dim(data.text_dim())
+    cfg.check_dims(data.dim, data.text_dim())
         .map_err(RewardError::Input)?;
     let split = |kind| {
         let mut all = data.of_kind(kind);
@@ -354,6 +354,91 @@ mod tests {
         assert!(
             right > 0.8 && wrong < 0.2,
             "{right} under their own instructions, {wrong} under their reverses"
+        );
+    }
+
+    /// Goals of the synthetic reaches: instruction `g` is the unit vector `e_g`.
+    const GOALS: usize = 8;
+
+    /// An episode under instruction `text` whose frames turn from the
+    /// diagonal (every goal equally far) to `e_goal`, with noise.
+    fn reach_episode(goal: usize, text: usize, rng: &mut proprio::EnvRng) -> Episode {
+        let len = rng.random_range(15..25);
+        let frames = (0..len)
+            .flat_map(|t| {
+                let p = t as f32 / (len - 1) as f32;
+                (0..GOALS)
+                    .map(|i| {
+                        let toward = f32::from(u8::from(i == goal));
+                        (1.0 - p) * (GOALS as f32).sqrt().recip()
+                            + p * toward
+                            + 0.1 * (rng.random::<f32>() - 0.5)
+                    })
+                    .collect::<Vec<f32>>()
+            })
+            .collect();
+        Episode {
+            frames,
+            text,
+            kind: EpisodeKind::Demo,
+            unscored: 0,
+        }
+    }
+
+    /// Progress at the end of demonstrations toward `GOALS − 2` and `GOALS − 1`
+    /// (instructions no fitted episode carries), read under their own
+    /// instruction and under each other's, for a model fitted on the other
+    /// goals' demonstrations with mismatched-instruction negatives.
+    fn unseen_reaches(similarity: bool) -> (f32, f32) {
+        let rng = &mut proprio::episode_rng(6, 0, 0);
+        let seen = GOALS - 2;
+        let data = ProgressData {
+            dim: GOALS,
+            texts: (0..GOALS)
+                .map(|g| (0..GOALS).map(|i| f32::from(u8::from(i == g))).collect())
+                .collect(),
+            episodes: (0..120)
+                .map(|e| reach_episode(e % seen, e % seen, rng))
+                .collect(),
+        };
+        let cfg = ProgressConfig {
+            steps: 600,
+            mismatch: 0.3,
+            similarity,
+            ..small()
+        };
+        let (net, _) = fit(&data, &cfg, |_, _| {}).unwrap();
+        let mut end = |under: &dyn Fn(usize) -> usize| -> f32 {
+            let fresh = ProgressData {
+                episodes: (0..20)
+                    .map(|e| reach_episode(seen + e % 2, under(seen + e % 2), rng))
+                    .collect(),
+                ..data.clone()
+            };
+            let read = (0..fresh.episodes.len()).map(|k| {
+                let read = running_progress(&net, &fresh, k, cfg.window).unwrap();
+                read[read.len() - 1]
+            });
+            read.sum::<f32>() / fresh.episodes.len() as f32
+        };
+        let other = |g: usize| 2 * seen + 1 - g;
+        let own = end(&|g| g);
+        (own, end(&other))
+    }
+
+    #[test]
+    fn the_similarity_reads_an_instruction_the_fit_never_saw() {
+        // Through its cosines with the frames, a new goal reads as the seen ones did.
+        let (own, other) = unseen_reaches(true);
+        assert!(
+            own > 0.6 && other < 0.2,
+            "{own} under their own unseen instruction, {other} under the other's"
+        );
+        // From the instruction's token alone, a new one is a guess.
+        let (own, other) = unseen_reaches(false);
+        assert!(
+            own - other < 0.4,
+            "{own} under their own unseen instruction, {other} under the other's"
         );
     }
 

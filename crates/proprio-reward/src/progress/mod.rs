@@ -81,6 +81,12 @@ pub struct ProgressConfig {
     /// up terms the fit has seen.
     #[serde(default)]
     pub weigh: bool,
+    /// Each frame also carries, per camera view, the cosine of the view's
+    /// embedding with the instruction's sentence embedding (its caption's,
+    /// with goals): how well the frame matches the words, in the CLIP's own
+    /// terms, which hold for an instruction the fit never saw.
+    #[serde(default)]
+    pub similarity: bool,
     /// Seed of the initial weights and the windows drawn.
     pub seed: u64,
 }
@@ -103,6 +109,7 @@ impl Default for ProgressConfig {
             words: 0,
             fuse_words: false,
             weigh: false,
+            similarity: false,
             seed: 1,
         }
     }
@@ -117,14 +124,29 @@ impl ProgressConfig {
         }
     }
 
-    /// A one-line reason instructions of `text_dim` values cannot be read word by word, if any.
-    pub fn check_text_dim(&self, text_dim: usize) -> Result<(), String> {
-        match text_dim.is_multiple_of(self.words.max(1)) {
-            true => Ok(()),
-            false => Err(format!(
+    /// A one-line reason frames of `dim` values and instructions of
+    /// `text_dim` cannot be read as configured, if any: words must divide
+    /// the instruction, and the similarity needs views of the instruction's width.
+    pub fn check_dims(&self, dim: usize, text_dim: usize) -> Result<(), String> {
+        if !text_dim.is_multiple_of(self.words.max(1)) {
+            return Err(format!(
                 "instructions of {text_dim} values cannot be read as {} words",
                 self.words
-            )),
+            ));
+        }
+        if self.similarity && (text_dim == 0 || !dim.is_multiple_of(text_dim)) {
+            return Err(format!(
+                "the similarity compares views with the instruction: frames of {dim} values are not views of its {text_dim}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Inputs the similarity adds to a frame of `dim` values: one per view.
+    fn similarity_channels(&self, dim: usize, text_dim: usize) -> usize {
+        match self.similarity {
+            true => dim / text_dim.max(1),
+            false => 0,
         }
     }
 
@@ -140,6 +162,11 @@ impl ProgressConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.fuse_words && self.words == 0 {
             return Err("fuse_words reads the instruction word by word: set words".into());
+        }
+        if self.similarity && self.words > 0 {
+            return Err(
+                "similarity compares each view with the instruction's sentence embedding: not with words".into(),
+            );
         }
         if self.weigh && self.text_tokens() > 1 {
             return Err(
@@ -194,6 +221,8 @@ pub struct ProgressNet {
     slots_in: Option<Linear>,
     /// Whether the instruction weighs the frames' features ([`ProgressConfig::weigh`]).
     weigh: bool,
+    /// Whether each frame carries its views' cosines with the instruction ([`ProgressConfig::similarity`]).
+    similarity: bool,
     position: Param<Tensor<2>>,
     encoder: Encoder,
     norm: LayerNorm,
@@ -214,7 +243,8 @@ impl ProgressNet {
             layer_norm_eps: 1e-5,
         };
         Self {
-            frame_in: LinearConfig::new(dim, cfg.width).init(device),
+            frame_in: LinearConfig::new(dim + cfg.similarity_channels(dim, text_dim), cfg.width)
+                .init(device),
             text_in: LinearConfig::new(text_dim / cfg.words.max(1), cfg.width).init(device),
             slots_in: cfg.fuse_words.then(|| {
                 LinearConfig::new(text_dim, cfg.width)
@@ -222,6 +252,7 @@ impl ProgressNet {
                     .init(device)
             }),
             weigh: cfg.weigh,
+            similarity: cfg.similarity,
             position: Param::from_tensor(Tensor::random(
                 [tokens + cfg.window, cfg.width],
                 burn::tensor::Distribution::Normal(0.0, 0.02),
@@ -237,8 +268,13 @@ impl ProgressNet {
     /// first) under instructions `[n, text_dim]`. A frame's progress depends on it
     /// and the frames before it only, so rows may be padded at their end.
     pub fn forward(&self, frames: Tensor<3>, text: Tensor<2>) -> Tensor<2> {
-        let [n, l, dim] = frames.dims();
+        let [n, l, _] = frames.dims();
         let width = self.norm.gamma.dims()[0];
+        let frames = match self.similarity {
+            true => Tensor::cat(vec![frames.clone(), similarity(frames, text.clone())], 2),
+            false => frames,
+        };
+        let dim = frames.dims()[2];
         let frames = self
             .frame_in
             .forward(frames.reshape([n * l, dim]))
@@ -297,6 +333,18 @@ impl ProgressNet {
     }
 }
 
+/// The cosine `[n, l, views]` of each view of frames `[n, l, views × d]`
+/// with its row's instruction `[n, d]`.
+fn similarity(frames: Tensor<3>, text: Tensor<2>) -> Tensor<3> {
+    let [n, l, dim] = frames.dims();
+    let d = text.dims()[1];
+    let views = frames.reshape([n, l, dim / d, d]);
+    let text = text.reshape([n, 1, 1, d]);
+    let dot = (views.clone() * text.clone()).sum_dim(3);
+    let norms = views.square().sum_dim(3).sqrt() * text.square().sum_dim(3).sqrt();
+    (dot / norms.clamp_min(1e-6)).reshape([n, l, dim / d])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,6 +353,32 @@ mod tests {
     /// place adds: swapping the second words of two instructions leaves
     /// their tokens' sum alone. Unfused, each word is a token of its own.
     /// Weighed, the same holds for the progress's logits.
+    #[test]
+    fn the_similarity_is_each_views_cosine_with_the_instruction_and_needs_its_width() {
+        let device = Device::flex();
+        // Two rows of one frame, each two views of two values.
+        let frames = vec![1.0, 0.0, 3.0, 4.0, 0.0, 2.0, -1.0, 0.0];
+        let frames = Tensor::<3>::from_data(TensorData::new(frames, [2, 1, 4]), &device);
+        let text =
+            Tensor::<2>::from_data(TensorData::new(vec![2.0, 0.0, 0.0, 1.0], [2, 2]), &device);
+        let cosines = similarity(frames, text)
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap();
+        for (got, want) in cosines.iter().zip([1.0, 0.6, 1.0, 0.0]) {
+            assert!((got - want).abs() < 1e-6, "{cosines:?}");
+        }
+        let cfg = ProgressConfig {
+            similarity: true,
+            ..ProgressConfig::default()
+        };
+        assert_eq!(cfg.check_dims(4, 2), Ok(()));
+        let uneven = cfg.check_dims(5, 2).unwrap_err();
+        assert!(uneven.contains("not views"), "{uneven}");
+        let words = ProgressConfig { words: 6, ..cfg }.validate().unwrap_err();
+        assert!(words.contains("not with words"), "{words}");
+    }
+
     #[test]
     fn fused_words_add_up_in_one_token_and_weighed_frames_add_their_terms() {
         let device = Device::flex();

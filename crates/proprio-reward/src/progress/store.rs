@@ -106,7 +106,7 @@ impl ProgressModel {
         header
             .config
             .validate()
-            .and_then(|()| header.config.check_text_dim(header.text_dim))
+            .and_then(|()| header.config.check_dims(header.dim, header.text_dim))
             .map_err(|m| RewardError::config(&config, m))?;
         if header.dim == 0 || header.text_dim == 0 || header.instructions.is_empty() {
             return Err(RewardError::config(
