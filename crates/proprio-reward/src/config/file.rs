@@ -201,13 +201,7 @@ impl RewardFile {
         {
             return Err("goals (a caption per instruction) is for kind = \"vlm-rm\", \"roboclip\" or a preference's labeller = \"clip\"".into());
         }
-        if let Some(instruction) = self.goals.iter().find_map(|(instruction, goal)| {
-            (instruction.trim().is_empty() || goal.trim().is_empty()).then_some(instruction)
-        }) {
-            return Err(format!(
-                "goals: the instruction \"{instruction}\" or its caption is empty"
-            ));
-        }
+        super::check_goals(&self.goals)?;
         match self.kind {
             Kind::Progress => {
                 if self.model.is_none() {

@@ -112,16 +112,21 @@ impl Goal {
         let goals = table.goals.filter(|g| !g.is_empty()).ok_or_else(|| {
             RewardError::config(path, "no [goals] table of instruction = \"caption\" lines")
         })?;
-        match goals
-            .iter()
-            .find(|(i, g)| i.trim().is_empty() || g.trim().is_empty())
-        {
-            Some((instruction, _)) => Err(RewardError::config(
-                path,
-                format!("goals: the instruction \"{instruction}\" or its caption is empty"),
-            )),
-            None => Ok(goals),
-        }
+        check_goals(&goals).map_err(|m| RewardError::config(path, m))?;
+        Ok(goals)
+    }
+}
+
+/// A one-line reason a goals table holds an empty instruction or caption, if it does.
+fn check_goals(goals: &BTreeMap<String, String>) -> std::result::Result<(), String> {
+    match goals
+        .iter()
+        .find(|(i, g)| i.trim().is_empty() || g.trim().is_empty())
+    {
+        Some((instruction, _)) => Err(format!(
+            "goals: the instruction \"{instruction}\" or its caption is empty"
+        )),
+        None => Ok(()),
     }
 }
 
