@@ -15,8 +15,12 @@
 # whose output is there is not redone, so a cut-off pipeline resumes.
 # instruct, 300k steps (the binary reward gained nothing from 1M): the
 # reward model learns from the training instructions' demonstrations only
-# (no mismatched-instruction negatives, a fifth of each batch scrambled:
-# the best reading of held-out instructions measured), and PPO fine-tunes
+# (no mismatched-instruction negatives, a fifth of each batch scrambled),
+# reading each instruction through its success caption and each view's
+# similarity to it (--goals --similarity: the best reading of held-out
+# instructions measured), on a CLIP fitted on 49,152 frames of every
+# instruction's scenes (split "all": scenes captioned by their state, never
+# an instruction's words; the pushes' success captions are rare), and PPO fine-tunes
 # a clone (INIT, else tools/instruct_pipeline.sh's clone of 100
 # demonstrations per instruction, 30 epochs) on the held-out instructions,
 # which neither the clone nor the reward model has seen. One round only: a
@@ -74,7 +78,7 @@ start=${START:-scratch}
 # front view shows the ball as a few pixels), through a CLIP fitted longer.
 # Reach trains 500k steps, not its recipe's 300k: on the learned reward a
 # seed was still rising at 300k (98 / 99 / 87%; 100 / 100 / 100% at 500k).
-views=front,hand frames=8192 clip_steps=600 budget='' fit=() rl_config=''
+views=front,hand frames=8192 clip_steps=600 budget='' fit=() rl_config='' clip_config=''
 # The CLIP's captions (envs/manipulation/src/captions.rs): the task's success
 # and, for VLM-RM's baseline, the start.
 goal='' baseline="the gripper is far from the red cube"
@@ -92,8 +96,9 @@ case $task in
     instruction="stack the red cube on the blue cube" goal="the red cube rests on the blue cube"
     clone_demos=200 noise=0.05 epochs=250 hidden='[128,128]' ;;
   instruct) env=manipulation/instruct-v0 config='{"control":"pd_ee_delta_pos_yaw"}' instruction=''
-    rl_config='{"control":"pd_ee_delta_pos_yaw","split":"held_out"}' frames=12288 clip_steps=1000
-    budget=300000 fit=(--mismatch 0 --scramble 0.2 --steps 4000)
+    rl_config='{"control":"pd_ee_delta_pos_yaw","split":"held_out"}' frames=49152 clip_steps=1000
+    clip_config='{"control":"pd_ee_delta_pos_yaw","split":"all"}'
+    budget=300000 fit=(--mismatch 0 --scramble 0.2 --steps 4000 --similarity)
     [ "$rounds" -eq 1 ] || { echo "instruct runs one round (a refit would learn the held-out instructions' frames)" >&2; exit 2; }
     baseline="the gripper is far from the cubes" ;;
   *) echo "unknown TASK '$task': reach, push, pick, stack or instruct" >&2; exit 2 ;;
@@ -145,11 +150,31 @@ step() {
   mv "$target.partial" "$target"
 }
 
+# instruct's goals table: each of its 21 instructions with its success caption
+# (envs/manipulation/src/captions.rs).
+goals() {
+  echo '[goals]'
+  local c o side
+  for c in red green blue; do
+    for side in front back left right; do echo "\"push the $c cube to the $side\" = \"the $c cube is at the $side\""; done
+    echo "\"pick up the $c cube\" = \"the gripper holds the $c cube up\""
+    for o in red green blue; do
+      [ "$o" = "$c" ] || echo "\"put the $c cube on the $o cube\" = \"the $c cube rests on the $o cube\""
+    done
+  done
+}
+# instruct's progress model reads each instruction through its caption.
+if [ "$task" = instruct ]; then
+  goals >"$work/goals.toml"
+  fit+=(--goals "$work/goals.toml")
+fi
 if [ "$method" = progress ]; then
   step "$work/train.demos" "$proprio" demos --env "$env" "${config_args[@]}" --obs rgb+state \
     --camera "$cameras" --per-instruction "$demos" --seed "$seed"
 fi
-step "$work/clip" "$proprio" reward-model fit-clip --env "$env" "${config_args[@]}" \
+clip_args=("${config_args[@]}")
+[ -n "$clip_config" ] && clip_args=(--config "$clip_config")
+step "$work/clip" "$proprio" reward-model fit-clip --env "$env" "${clip_args[@]}" \
   --camera "$cameras" --scripted 0.5 --frames "$clip_frames" --steps "$clip_steps" --seed "$seed"
 # The RL env: the task's own, or for instruct the held-out instructions,
 # from a clone of the training ones.
@@ -174,19 +199,6 @@ elif [ -n "${INIT:-}" ] || [ "$start" = clone ]; then
   # its reward normaliser but not the observation one.
   rl_args+=(--init "$init" --set normalize_obs=false --set standardize_state=true --set critic_warmup=10)
 fi
-# instruct's goals table: each of its 21 instructions with its success caption
-# (envs/manipulation/src/captions.rs).
-goals() {
-  echo '[goals]'
-  local c o side
-  for c in red green blue; do
-    for side in front back left right; do echo "\"push the $c cube to the $side\" = \"the $c cube is at the $side\""; done
-    echo "\"pick up the $c cube\" = \"the gripper holds the $c cube up\""
-    for o in red green blue; do
-      [ "$o" = "$c" ] || echo "\"put the $c cube on the $o cube\" = \"the $c cube rests on the $o cube\""
-    done
-  done
-}
 policies=() clip=$work/clip
 if [ "$method" != progress ]; then
   reward=$work/$method.toml

@@ -122,7 +122,7 @@ pub fn instruct(obs: &[f32]) -> Option<String> {
     let instruction = instruct::understood(tokens, cubes)?;
     let position = |i: usize| Vec3::from_slice(&state[26 + 13 * i..]);
     let grasped = |i: usize| state[29 + 13 * cubes + i] > 0.5;
-    let from_tcp = |i: usize| norm(&state[29 + 14 * cubes + 3 * i..][..3]);
+    let cube_from_tcp = |i: usize| Vec3::from_slice(&state[29 + 14 * cubes + 3 * i..]);
     let colour = |i: usize| CUBE_COLOURS[i].0;
     let cube = instruction.cube();
     let name = format!("{} cube", colour(cube));
@@ -130,6 +130,9 @@ pub fn instruct(obs: &[f32]) -> Option<String> {
     Some(match instruction {
         Instruction::Push { side, .. } if instruct::pushed_to(position(cube), side) => {
             format!("the {name} is at the {}", side.word())
+        }
+        Instruction::Push { side, .. } if !held && pushing(cube_from_tcp(cube), side) => {
+            format!("the gripper pushes the {name} to the {}", side.word())
         }
         Instruction::PutOn { on, .. } => {
             let offset = position(cube) - position(on);
@@ -140,11 +143,23 @@ pub fn instruct(obs: &[f32]) -> Option<String> {
                 (_, true) if (offset - 2.0 * CUBE_HALF * Vec3::Z).length() < 0.05 => {
                     format!("the gripper holds the {name} above the {} cube", colour(on))
                 }
-                _ => holding(held, position(cube), from_tcp(cube), &name),
+                _ => holding(held, position(cube), cube_from_tcp(cube).length(), &name),
             }
         }
-        _ => holding(held, position(cube), from_tcp(cube), &name),
+        _ => holding(held, position(cube), cube_from_tcp(cube).length(), &name),
     })
+}
+
+/// Push's pushing stage: the hand low behind the cube (1–8 cm behind its
+/// centre, within 3 cm of the line to the side and at most 2 cm above the
+/// centre), where the scripted expert pushes from, so the frames between
+/// the approach and the success carry the side's words too.
+fn pushing(cube_from_tcp: Vec3, side: instruct::Side) -> bool {
+    let along = cube_from_tcp.dot(side.direction());
+    let lateral = (cube_from_tcp - side.direction() * along)
+        .with_z(0.0)
+        .length();
+    (0.01..0.08).contains(&along) && lateral < 0.03 && cube_from_tcp.z > -0.02
 }
 
 /// The gripper holding the cube up (as a pick succeeds), holding it, or approaching it.
@@ -249,5 +264,20 @@ mod tests {
             obs([0.3, 0.0, 0.0], false),
             "the gripper is far from the red cube"
         );
+    }
+
+    #[test]
+    fn a_push_reads_as_pushing_only_with_the_hand_low_behind_the_cube() {
+        let left = instruct::Side::Left;
+        // The side is +y: the hand 5 cm towards −y of the cube is behind it.
+        assert!(pushing(Vec3::new(0.0, 0.05, 0.0), left));
+        assert!(pushing(Vec3::new(0.02, 0.05, -0.01), left));
+        // Ahead of the cube, off its line, too far back, or above it: not pushing.
+        assert!(!pushing(Vec3::new(0.0, -0.05, 0.0), left));
+        assert!(!pushing(Vec3::new(0.04, 0.05, 0.0), left));
+        assert!(!pushing(Vec3::new(0.0, 0.1, 0.0), left));
+        assert!(!pushing(Vec3::new(0.0, 0.05, -0.05), left));
+        // Another side reads the same offset by its own direction.
+        assert!(!pushing(Vec3::new(0.0, 0.05, 0.0), instruct::Side::Right));
     }
 }

@@ -235,8 +235,8 @@ fn a_run_records_every_instruct_key() {
 
 /// The captions `fit-clip` learns instruct's frames from follow the
 /// episode's own instruction, in its colours: the scripted expert's
-/// approach, then at its success the template's last stage (the cube at the
-/// side, held up, or resting on the other cube), read from the real
+/// approach, a push's pushing, then at its success the template's last
+/// stage (the cube at the side, held up, or resting on the other cube), read from the real
 /// observation (so a wrong index into it fails here).
 #[test]
 fn instruct_captions_follow_the_instruction_to_its_success() {
@@ -257,6 +257,7 @@ fn instruct_captions_follow_the_instruction_to_its_success() {
         .collect();
     let vocabulary = instruct::vocabulary(3);
     let mut ended = vec![false; n];
+    let mut stages: Vec<Vec<String>> = vec![Vec::new(); n];
     let mut successes = [0; 3];
     while ended.contains(&false) {
         expert
@@ -264,6 +265,9 @@ fn instruct_captions_follow_the_instruction_to_its_success() {
             .unwrap();
         venv.step(&actions).unwrap();
         let b = venv.batch();
+        for i in (0..n).filter(|&i| !ended[i] && !b.done(i)) {
+            stages[i].push(caption(b.obs(i)).unwrap());
+        }
         let ending: Vec<usize> = (0..n).filter(|&i| !ended[i] && b.done(i)).collect();
         for i in ending {
             ended[i] = true;
@@ -287,6 +291,17 @@ fn instruct_captions_follow_the_instruction_to_its_success() {
             }
             let expected = match instruction {
                 Instruction::Push { side, .. } => {
+                    // The push itself reads as a stage of its own, with the side's word.
+                    let pushes = format!(
+                        "the gripper pushes the {colour} cube to the {}",
+                        side.word()
+                    );
+                    let steps = stages[i].iter().filter(|c| **c == pushes).count();
+                    assert!(
+                        steps >= 3,
+                        "env {i}: {steps} steps read {pushes:?}: {:?}",
+                        stages[i]
+                    );
                     format!("the {colour} cube is at the {}", side.word())
                 }
                 Instruction::PickUp { .. } => format!("the gripper holds the {colour} cube up"),
