@@ -236,8 +236,8 @@ fn a_run_records_every_instruct_key() {
 /// The captions `fit-clip` learns instruct's frames from follow the
 /// episode's own instruction, in its colours: the scripted expert's
 /// approach, a push's pushing, then at its success the template's last
-/// stage (the cube at the side, held up, or resting on the other cube), read from the real
-/// observation (so a wrong index into it fails here).
+/// stage (the cube at the side, held up, or resting on the other cube),
+/// read from the real observation (so a wrong index into it fails here).
 #[test]
 fn instruct_captions_follow_the_instruction_to_its_success() {
     let registry = Registry::with(proprio_manipulation::register);
